@@ -1,0 +1,57 @@
+"""Command line: `serve` (default), `explain`, `check`, `approve`, `revoke`, `approvals`."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lsp-verify",
+        description="Run a project's own verification command and report what failed.",
+    )
+    sub = parser.add_subparsers(dest="cmd")
+    sub.add_parser("serve", help="speak LSP on stdio (the default)")
+
+    explain = sub.add_parser("explain", help="print the plan for a folder as JSON; runs nothing")
+    explain.add_argument("dir", nargs="?", default=".")
+
+    check = sub.add_parser("check", help="plan, run and report, like a save in the editor")
+    check.add_argument("dir", nargs="?", default=".")
+    check.add_argument("--json", action="store_true", help="print the run record as JSON")
+    check.add_argument("--command", help="run this command instead of the planned one")
+    check.add_argument("--timeout-ms", type=int, help="kill the run after this many ms")
+    check.add_argument("--tail-lines", type=int, help="keep this many trailing output lines")
+
+    for name, text in (
+        ("approve", "approve the plan of a folder so the server runs it without asking"),
+        ("revoke", "withdraw every approval or refusal stored for a folder"),
+        ("approvals", "list the stored approvals (of one folder, or all)"),
+    ):
+        trust = sub.add_parser(name, help=text)
+        trust.add_argument("dir", nargs="?", default=None if name == "approvals" else ".")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    if args.cmd == "explain":
+        from lsp_verify.explain import explain_main
+
+        return explain_main(args.dir)
+    if args.cmd == "check":
+        from lsp_verify.check import check_main
+
+        return check_main(args)
+    if args.cmd in ("approve", "revoke", "approvals"):
+        from lsp_verify.trust import trust_main
+
+        return trust_main(args.cmd, args.dir)
+    from lsp_verify.server import serve
+
+    return serve()

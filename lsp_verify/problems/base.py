@@ -1,0 +1,55 @@
+"""The interface every problem matcher implements, and the located Problem value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Protocol
+
+SEVERITIES = ("error", "warning", "information", "hint")
+
+
+@dataclass(frozen=True)
+class Related:
+    """A second location that explains a problem (the test line that called failing code)."""
+
+    path: str
+    line: int
+    column: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A failure located in a file.
+
+    `path` is as the output gave it until a collector resolves it; after resolution it is
+    relative to the folder, POSIX separators. Lines and columns are 1-based.
+    """
+
+    path: str
+    line: int
+    column: int
+    message: str
+    severity: str = "error"
+    code: Optional[str] = None
+    end_line: Optional[int] = None
+    end_column: Optional[int] = None
+    related: tuple[Related, ...] = ()
+
+
+class LineSink(Protocol):
+    """What the runner feeds: one cleaned output line at a time, then finish once."""
+
+    def feed(self, line: str) -> None: ...
+
+    def finish(self) -> list[Problem]: ...
+
+
+class NullSink:
+    """The sink used when no matcher is wanted: keeps nothing."""
+
+    def feed(self, line: str) -> None:
+        return None
+
+    def finish(self) -> list[Problem]:
+        return []
