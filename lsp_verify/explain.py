@@ -1,0 +1,54 @@
+"""`lsp-verify explain [DIR]`: the plan for a folder as JSON (SPEC 9). Runs nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from lsp_verify.detect import Plan, make_plan
+from lsp_verify.settings import SettingsMessage, load_project_file
+
+EXIT_USAGE = 2
+
+
+def plan_to_json(plan: Plan) -> dict[str, object]:
+    """SPEC 9's object: folder, source, runner, command, reason, manifest, fingerprint, steps,
+    rules (each {runner, matched, why}). Snapshot and env stay out: they are bytes and
+    derived values a user does not need to read."""
+    return {
+        "folder": plan.folder,
+        "source": plan.source,
+        "runner": plan.runner,
+        "command": plan.command,
+        "reason": plan.reason,
+        "manifest": plan.manifest,
+        "fingerprint": plan.fingerprint,
+        "steps": list(plan.steps),
+        "rules": [
+            {"runner": rule.runner, "matched": rule.matched, "why": rule.why} for rule in plan.rules
+        ],
+    }
+
+
+def message_text(message: SettingsMessage) -> str:
+    if message.line is None:
+        return message.text
+    return f"line {message.line}: {message.text}"
+
+
+def explain_main(dir: str) -> int:
+    """Print the plan of `dir` (JSON, indent 2) with the problems of its .lsp-verify.toml
+    under the extra key "messages". 0 also when there is no plan; 2 when DIR is no folder."""
+    if not os.path.isdir(dir):
+        problem = "no such directory" if not os.path.lexists(dir) else "not a directory"
+        print(f"lsp-verify explain: {dir}: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    folder = os.path.abspath(dir)
+    project = load_project_file(folder)
+    plan = make_plan(folder, None, project=project)
+    document = plan_to_json(plan)
+    messages = project.parsed.messages if project is not None else ()
+    document["messages"] = [message_text(m) for m in messages]
+    print(json.dumps(document, indent=2))
+    return 0
