@@ -1,0 +1,584 @@
+"""Approvals of repository commands (SPEC 7): plan fingerprints and the per-user store.
+
+A command that comes from the repository (project file, script, detected plan) runs only once
+the user approved that exact plan. Decisions are kept per folder and plan fingerprint in one
+JSON file in the user's state directory, never in the repository.
+
+The store never raises on what a user or another program can do to its file: a corrupt,
+empty, unreadable or foreign file reads as empty and yields one warning (`take_warnings`),
+and a write that cannot happen makes `approve`/`refuse` return False with a warning.
+
+Writes take an exclusive `flock` on a sibling lock file, re-read the file, merge their one
+change and atomically replace the file, so servers writing at the same time never lose each
+other's decisions. Reads take no lock: the file is only ever replaced whole.
+
+The calls are blocking file I/O (microseconds normally; a write may wait up to
+`LOCK_TIMEOUT_S` for another writer), so the server should call them off the event loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import json
+import os
+import stat
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from lsp_verify.detect import Plan
+
+if sys.platform != "win32":
+    import fcntl
+
+FORMAT_VERSION = 1
+STORE_NAME = "approvals.json"
+APPROVED = "approved"
+REFUSED = "refused"
+VERDICTS = (APPROVED, REFUSED)
+# Old decisions of a folder only matter if its plan changes back; keep the store small.
+MAX_DECISIONS_PER_FOLDER = 32
+# Far above any store this program writes; a bigger file is not ours.
+MAX_STORE_BYTES = 8 * 1024 * 1024
+LOCK_TIMEOUT_S = 5.0
+
+# Bumping this changes every fingerprint, so every stored approval is asked again.
+_FINGERPRINT_TAG = "lsp-verify plan v1"
+
+_T = TypeVar("_T")
+_Folders = dict[str, dict[str, "Decision"]]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One stored answer for a folder's plan. `decided_at` is ISO 8601 UTC."""
+
+    folder: str
+    fingerprint: str
+    verdict: str
+    command: str | None
+    source: str | None
+    decided_at: str
+    manifest: str | None = None
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What the server does with a plan before running it.
+
+    action: "run" (no question needed, or already approved), "ask" (showMessageRequest),
+    "decline" (do not run; the record's outcome is `declined`).
+    offer_always: whether "Always for this plan" is one of the choices when asking.
+    """
+
+    action: str
+    offer_always: bool
+    why: str
+
+
+def plan_fingerprint(plan: Plan) -> str:
+    """sha256 over what decides what runs: source, runner, command, steps, manifest and its bytes.
+
+    The folder is not part of it (the store keys by folder already); neither are the reason,
+    the rules, nor the snapshot and env, which are derived from the manifest bytes that
+    `plan.fingerprint` already covers.
+    """
+    canonical = json.dumps(
+        [
+            _FINGERPRINT_TAG,
+            plan.source,
+            plan.runner,
+            plan.command,
+            list(plan.steps),
+            plan.manifest,
+            plan.fingerprint,
+        ],
+        ensure_ascii=True,
+        separators=(",", ":"),
+    )
+    return "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def needs_question(plan: Plan) -> bool:
+    """True when the plan's command comes from the repository and so needs the user's yes."""
+    return plan.command is not None and plan.source not in (None, "settings")
+
+
+def gate(
+    plan: Plan,
+    store: TrustStore,
+    *,
+    confirm: str = "onChange",
+    run_now: bool = False,
+    workspace_trusted: bool = True,
+) -> Gate:
+    """The policy of SPEC 7 in one place, so the server only carries it out.
+
+    run_now: the user asked for this run (`verify.runNow`): a stored refusal or an untrusted
+    workspace asks again instead of declining.
+    """
+    if not needs_question(plan):
+        return Gate("run", False, "no repository command to approve")
+    if not workspace_trusted:
+        if run_now:
+            return Gate("ask", False, "workspace is not trusted: asking every run")
+        return Gate("decline", False, "workspace is not trusted: repository commands wait")
+    if confirm == "never":
+        return Gate("run", False, 'confirm is "never"')
+    if confirm == "always":
+        return Gate("ask", False, 'confirm is "always"')
+    verdict = store.lookup(plan.folder, plan_fingerprint(plan))
+    if verdict == APPROVED:
+        return Gate("run", False, "approved for this plan")
+    if verdict == REFUSED:
+        if run_now:
+            return Gate("ask", True, "refused for this plan; asked again on runNow")
+        return Gate("decline", False, "refused for this plan")
+    return Gate("ask", True, "not yet approved for this plan")
+
+
+def state_dir() -> Path:
+    """`$XDG_STATE_HOME/lsp-verify`, else `~/.local/state/lsp-verify`.
+
+    A relative or empty XDG_STATE_HOME is ignored, as the XDG spec says. Raises RuntimeError
+    when neither it nor a home directory can be found (TrustStore turns that into a warning):
+    a relative fallback would land in the working directory, which may be the repository.
+    """
+    xdg = os.environ.get("XDG_STATE_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "lsp-verify"
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError) as exc:
+        raise RuntimeError(f"no home directory and no XDG_STATE_HOME: {exc}") from None
+    if not home.is_absolute():
+        raise RuntimeError("no home directory and no XDG_STATE_HOME")
+    return home / ".local" / "state" / "lsp-verify"
+
+
+def describe(plan: Plan) -> list[str]:
+    """The plan as `label: value` lines, for a question or a terminal."""
+    lines = [
+        f"folder: {plan.folder}",
+        f"command: {plan.command}",
+        f"source: {plan.source}" + (f" ({plan.runner})" if plan.runner else ""),
+        f"manifest: {plan.manifest}",
+        f"reason: {plan.reason}",
+    ]
+    if list(plan.steps) != [plan.command]:
+        lines += [f"step {n}: {step}" for n, step in enumerate(plan.steps, 1)]
+    lines.append(f"fingerprint: {plan_fingerprint(plan)}")
+    return lines
+
+
+def _now() -> str:
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _folder_key(folder: str) -> str:
+    return os.path.realpath(folder)
+
+
+def _read_store_bytes(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(MAX_STORE_BYTES + 1)
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    folders: _Folders
+    problem: str | None = None
+    # Written by a newer lsp-verify: read as empty and never overwritten.
+    newer: bool = False
+
+
+def _opt_str(value: object) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _parse(data: bytes) -> _Loaded:
+    if not data.strip():
+        return _Loaded({}, "is empty")
+    if len(data) > MAX_STORE_BYTES:
+        return _Loaded({}, f"is larger than {MAX_STORE_BYTES} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _Loaded({}, f"is not UTF-8 ({exc.reason} at byte {exc.start})")
+    try:
+        raw: Any = json.loads(text)
+    except ValueError as exc:
+        return _Loaded({}, f"is not valid JSON ({exc})")
+    if not isinstance(raw, dict):
+        return _Loaded({}, f"holds a JSON {type(raw).__name__}, not an object")
+    version = raw.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+        return _Loaded({}, f"has format version {version}, newer than this lsp-verify", True)
+    if version != FORMAT_VERSION or not isinstance(raw.get("folders"), dict):
+        return _Loaded({}, f'is not an approval store (needs "version": {FORMAT_VERSION})')
+    folders: _Folders = {}
+    dropped = 0
+    for folder, entries in raw["folders"].items():
+        if not isinstance(entries, dict):
+            dropped += 1
+            continue
+        for fingerprint, entry in entries.items():
+            if (
+                isinstance(entry, dict)
+                and entry.get("verdict") in VERDICTS
+                and isinstance(entry.get("decidedAt"), str)
+                and _opt_str(entry.get("command"))
+                and _opt_str(entry.get("source"))
+                and _opt_str(entry.get("manifest"))
+            ):
+                folders.setdefault(folder, {})[fingerprint] = Decision(
+                    folder=folder,
+                    fingerprint=fingerprint,
+                    verdict=entry["verdict"],
+                    command=entry.get("command"),
+                    source=entry.get("source"),
+                    decided_at=entry["decidedAt"],
+                    manifest=entry.get("manifest"),
+                )
+            else:
+                dropped += 1
+    # A dropped entry only means a question asked again, so keep what is readable.
+    problem = f"has {dropped} malformed entries, ignored" if dropped else None
+    return _Loaded(folders, problem)
+
+
+def _serialize(folders: _Folders) -> bytes:
+    out: dict[str, Any] = {"version": FORMAT_VERSION, "folders": {}}
+    for folder in sorted(folders):
+        if folders[folder]:
+            out["folders"][folder] = {
+                fp: {
+                    "verdict": d.verdict,
+                    "command": d.command,
+                    "source": d.source,
+                    "manifest": d.manifest,
+                    "decidedAt": d.decided_at,
+                }
+                for fp, d in sorted(folders[folder].items())
+            }
+    # ensure_ascii keeps folder names that are not valid UTF-8 (surrogate escapes) writable.
+    return (json.dumps(out, indent=2, ensure_ascii=True) + "\n").encode("ascii")
+
+
+class _WriteFailed(Exception):
+    pass
+
+
+class TrustStore:
+    """The approval store. Safe to share between threads and between processes."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self._mutex = threading.RLock()
+        self._pending: list[str] = []
+        self._warned: set[str] = set()
+        self._cache_sig: tuple[int, int, int, int] | None = None
+        self._cache: _Folders = {}
+        self._path: Path | None = path
+        if path is None:
+            try:
+                self._path = state_dir() / STORE_NAME
+            except RuntimeError as exc:
+                self._warn_once(f"approvals cannot be stored: {exc}")
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    # -- reading
+
+    def lookup(self, folder: str, fingerprint: str) -> str | None:
+        """The stored verdict ("approved" or "refused"), or None when never decided."""
+        with self._mutex:
+            decision = self._current().get(_folder_key(folder), {}).get(fingerprint)
+            return decision.verdict if decision else None
+
+    def decisions(self, folder: str | None = None) -> list[Decision]:
+        """Stored decisions, of one folder or all, by folder then oldest first."""
+        with self._mutex:
+            folders = self._current()
+            keys = sorted(folders) if folder is None else [_folder_key(folder)]
+            return [
+                d
+                for key in keys
+                for d in sorted(folders.get(key, {}).values(), key=lambda d: d.decided_at)
+            ]
+
+    def take_warnings(self) -> list[str]:
+        """Warnings not yet taken. A problem of the store file is reported once while it lasts."""
+        with self._mutex:
+            taken, self._pending = self._pending, []
+            return taken
+
+    # -- writing
+
+    def approve(self, plan: Plan) -> bool:
+        """Store "Always for this plan". False (with a warning) when it could not be stored;
+        also False, without a warning, for a plan that needs no approval."""
+        return self._decide(plan, APPROVED)
+
+    def refuse(self, plan: Plan) -> bool:
+        """Store "Don't run" for this plan. Return value as for `approve`."""
+        return self._decide(plan, REFUSED)
+
+    def revoke(self, folder: str) -> int:
+        """Forget every decision for the folder; the number removed (0 with a warning when the
+        store could not be written)."""
+        return self.revoke_checked(folder)[1]
+
+    def revoke_checked(self, folder: str) -> tuple[bool, int]:
+        """`revoke`, telling apart "nothing stored" (True, 0) from "could not write" (False, 0)."""
+        key = _folder_key(folder)
+
+        def drop(folders: _Folders) -> tuple[int, bool]:
+            removed = len(folders.pop(key, {}))
+            return removed, removed > 0
+
+        with self._mutex:
+            done, removed = self._update(drop)
+            return done, removed if done and removed is not None else 0
+
+    def _decide(self, plan: Plan, verdict: str) -> bool:
+        if not needs_question(plan):
+            return False
+        decision = Decision(
+            folder=_folder_key(plan.folder),
+            fingerprint=plan_fingerprint(plan),
+            verdict=verdict,
+            command=plan.command,
+            source=plan.source,
+            decided_at=_now(),
+            manifest=plan.manifest,
+        )
+
+        def put(folders: _Folders) -> tuple[None, bool]:
+            entries = folders.setdefault(decision.folder, {})
+            entries.pop(decision.fingerprint, None)
+            entries[decision.fingerprint] = decision
+            while len(entries) > MAX_DECISIONS_PER_FOLDER:
+                oldest = min(entries.values(), key=lambda d: d.decided_at)
+                del entries[oldest.fingerprint]
+            return None, True
+
+        with self._mutex:
+            done, _ = self._update(put)
+            return done
+
+    # -- internals
+
+    def _warn_once(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            self._pending.append(message)
+
+    def _load(self, *, use_cache: bool) -> _Loaded:
+        path = self._path
+        if path is None:
+            return _Loaded({})
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            self._remember(None, {})
+            return _Loaded({})
+        except OSError as exc:
+            return _Loaded({}, f"cannot be examined ({exc.strerror or exc})")
+        if stat.S_ISDIR(st.st_mode):
+            return _Loaded({}, "is a directory, not a file")
+        sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if use_cache and sig == self._cache_sig:
+            return _Loaded(self._cache)
+        try:
+            data = _read_store_bytes(path)
+        except OSError as exc:
+            return _Loaded({}, f"cannot be read ({exc.strerror or exc})")
+        loaded = _parse(data)
+        if loaded.problem is None:
+            self._remember(sig, loaded.folders)
+        return loaded
+
+    def _remember(self, sig: tuple[int, int, int, int] | None, folders: _Folders) -> None:
+        self._cache_sig, self._cache = sig, folders
+        # The file is healthy again: a later breakage deserves a fresh warning.
+        self._warned.clear()
+
+    def _report(self, loaded: _Loaded) -> None:
+        if loaded.problem is None:
+            return
+        if loaded.newer:
+            tail = "treated as empty and left unchanged"
+        elif loaded.folders:
+            tail = "the next approval rewrites it"
+        else:
+            tail = "treated as empty; the next approval rewrites it"
+        self._warn_once(f"approval store {self._path} {loaded.problem}: {tail}")
+
+    def _current(self) -> _Folders:
+        loaded = self._load(use_cache=True)
+        self._report(loaded)
+        return loaded.folders
+
+    def _update(self, change: Callable[[_Folders], tuple[_T, bool]]) -> tuple[bool, _T | None]:
+        """Apply `change` (which says whether it changed anything) under the lock and save."""
+        path = self._path
+        if path is None:
+            self._pending.append("approval not stored: no state directory")
+            return False, None
+        try:
+            with self._locked(path):
+                loaded = self._load(use_cache=False)
+                self._report(loaded)
+                folders = {k: dict(v) for k, v in loaded.folders.items()}
+                result, changed = change(folders)
+                if changed:
+                    if loaded.newer:
+                        raise _WriteFailed("it was written by a newer lsp-verify")
+                    self._write(path, folders)
+                return True, result
+        except _WriteFailed as exc:
+            self._pending.append(f"approval store {path} not written: {exc}")
+        except OSError as exc:
+            self._pending.append(f"approval store {path} not written: {exc.strerror or exc}")
+        return False, None
+
+    @contextlib.contextmanager
+    def _locked(self, path: Path) -> Iterator[None]:
+        parent = path.parent
+        if not parent.is_dir():
+            parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # mkdir's mode passes through the umask; the folder holds per-user decisions.
+            os.chmod(parent, 0o700)
+        fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if sys.platform != "win32":
+                deadline = time.monotonic() + LOCK_TIMEOUT_S
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        if time.monotonic() > deadline:
+                            raise _WriteFailed(
+                                f"another process held its lock for {LOCK_TIMEOUT_S:g}s"
+                            ) from None
+                        time.sleep(0.005)
+            yield
+        finally:
+            # Closing the descriptor releases the flock.
+            os.close(fd)
+
+    def _write(self, path: Path, folders: _Folders) -> None:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                os.fchmod(f.fileno(), 0o600)
+                f.write(_serialize(folders))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        self._fsync_dir(path.parent)
+        # Drop the cache: the next read parses what was just written.
+        self._cache_sig = None
+
+    @staticmethod
+    def _fsync_dir(folder: Path) -> None:
+        # Makes the rename itself durable; not possible on every platform or file system.
+        with contextlib.suppress(OSError, AttributeError):
+            dfd = os.open(folder, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+
+
+# -- command line
+
+
+def _print_warnings(store: TrustStore) -> None:
+    for warning in store.take_warnings():
+        print(f"lsp-verify: {warning}", file=sys.stderr)
+
+
+def _as_json(decision: Decision) -> str:
+    return json.dumps(
+        {
+            "folder": decision.folder,
+            "fingerprint": decision.fingerprint,
+            "verdict": decision.verdict,
+            "command": decision.command,
+            "source": decision.source,
+            "manifest": decision.manifest,
+            "decidedAt": decision.decided_at,
+        }
+    )
+
+
+def trust_main(cmd: str, dir: str | None) -> int:
+    """`lsp-verify approve|revoke|approvals [DIR]`.
+
+    approve: 0 stored; 3 nothing to approve (no plan, or a command from settings); 1 the store
+    could not be written. revoke, approvals: 0 (1 when revoke could not write).
+    approvals prints one JSON object per line, nothing when the store is empty.
+    Every command: 2 when DIR is not an existing directory.
+    """
+    folder: str | None = None
+    if dir is not None or cmd != "approvals":
+        given = "." if dir is None else dir
+        if not os.path.isdir(given):
+            print(f"lsp-verify {cmd}: {given}: no such directory", file=sys.stderr)
+            return 2
+        folder = os.path.realpath(given)
+    store = TrustStore()
+    try:
+        if cmd == "approve":
+            assert folder is not None
+            return _approve(store, folder)
+        if cmd == "revoke":
+            assert folder is not None
+            done, removed = store.revoke_checked(folder)
+            if not done:
+                return 1
+            print(f"revoked {removed} decision{'s' if removed != 1 else ''} for {folder}")
+            return 0
+        if cmd == "approvals":
+            for decision in store.decisions(folder):
+                print(_as_json(decision))
+            return 0
+        print(f"lsp-verify: unknown command {cmd!r}", file=sys.stderr)
+        return 2
+    finally:
+        _print_warnings(store)
+
+
+def _approve(store: TrustStore, folder: str) -> int:
+    from lsp_verify.detect import make_plan
+
+    plan = make_plan(folder)
+    if plan.command is None:
+        print(f"nothing to approve in {folder}: {plan.reason}")
+        return 3
+    if not needs_question(plan):
+        print(f"nothing to approve in {folder}: the command comes from the editor's settings")
+        return 3
+    print("approving:")
+    for line in describe(plan):
+        print(f"  {line}")
+    if not store.approve(plan):
+        return 1
+    print("approved: the server runs this plan without asking until it changes")
+    return 0
