@@ -1,0 +1,926 @@
+"""Run a plan's command (SPEC 4, and the snapshot part of SPEC 2).
+
+One run: `sh -c COMMAND` (or the npm steps, each its own `sh -c`) in the folder, in a new
+session, stdin from /dev/null, stdout and stderr merged into one pipe that is read on the
+event loop as it arrives. The output becomes cleaned lines (UTF-8 with replacement, no ANSI
+escapes, carriage-return progress collapsed) kept in a bounded tail ring and fed to a sink,
+so memory stays flat however much the command prints.
+
+Nothing the run started may outlive it. The group is SIGKILLed on timeout and cancel, and
+its leftovers when the command exits by itself. Descendants that left the group (`setsid`,
+double forks) are found by a marker in their environment, `LSP_VERIFY_RUN`, and killed too;
+where the server is a child subreaper they are its children by then and are reaped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import ctypes
+import errno
+import hashlib
+import json
+import logging
+import os
+import re
+import select
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from lsp_verify.detect import Plan
+from lsp_verify.problems.base import LineSink, NullSink, Problem
+
+__all__ = [
+    "LINE_CAP",
+    "MARKER_VAR",
+    "LineCleaner",
+    "RunResult",
+    "enable_subreaper",
+    "reap_escaped",
+    "run_plan",
+    "timeout_marker",
+]
+
+log = logging.getLogger(__name__)
+
+MARKER_VAR = "LSP_VERIFY_RUN"
+# A pending line longer than this is cut: a command that prints gigabytes without a newline
+# must not cost gigabytes. 64 KiB still shows any real message whole.
+LINE_CAP = 64 * 1024
+_READ_SIZE = 64 * 1024  # the default pipe capacity on Linux: one read empties a full pipe
+
+# How long to wait for SIGKILLed processes to die, and for EOF once every writer we know of
+# is gone. Together they keep a timed-out run within timeout + 500 ms (SPEC 4), even when a
+# process we cannot kill still holds the pipe.
+_KILL_WAIT_S = 0.2
+_VICTIM_WAIT_S = 0.1
+_EOF_GRACE_S = 0.1
+_SCAN_ROUNDS = 3  # a marked process may fork between our scan and our kill: look again
+
+_PR_SET_CHILD_SUBREAPER = 36
+_ON_LINUX = sys.platform.startswith("linux")
+
+_ANSI = re.compile(
+    r"\x1b(?:"
+    r"\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor movement, erase line
+    r"|\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: window titles, hyperlinks
+    r"|[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
+    r"|[ -/]*[0-~]"  # two-byte escapes and character-set selection
+    r")?"
+)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one run did. `exit_code` is None when the run was killed or never started."""
+
+    outcome: str  # "passed" | "failed" | "timed-out" | "cancelled" | "skipped"
+    exit_code: int | None
+    reason: str | None
+    tail: tuple[str, ...]
+    problems: tuple[Problem, ...]
+    started_at: str
+    duration_ms: int
+
+
+def timeout_marker(timeout_ms: int) -> str:
+    """The exact last tail line of a timed-out run (SPEC 4)."""
+    return f"[verify command timed out after {timeout_ms}ms and was killed]"
+
+
+# --------------------------------------------------------------------------- output lines
+
+
+class LineCleaner:
+    """Bytes in, cleaned lines out, incrementally and in bounded memory.
+
+    A line ends at LF; a CR before the LF is part of the line end. Within a line a CR
+    followed by more text starts the line over, as a terminal would show it ("10%\\r20%"
+    is "20%"). ANSI escape sequences are removed. A line longer than `cap` characters keeps
+    its first `cap` characters and a note of how many were dropped. The result does not
+    depend on how the bytes were split into chunks.
+    """
+
+    def __init__(self, cap: int = LINE_CAP) -> None:
+        self._cap = cap
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._parts: list[str] = []
+        self._len = 0
+        self._dropped = 0
+        self._cr = False  # the line so far ends with CR: the next text overwrites it
+        self._open = False  # the current line has received at least one character
+
+    def feed(self, data: bytes) -> list[str]:
+        """Take the next chunk; return the lines it completed."""
+        return self._text(self._decoder.decode(data))
+
+    def finish(self) -> list[str]:
+        """End of stream: a last line without newline is still a line. Resets the cleaner."""
+        out = self._text(self._decoder.decode(b"", True))
+        if self._open:
+            out.append(self._take())
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        return out
+
+    def _text(self, text: str) -> list[str]:
+        if not text:
+            return []
+        if "\n" not in text:
+            self._add(text)
+            return []
+        segments = text.split("\n")
+        self._add(segments[0])
+        out = [self._take()]
+        middle = segments[1:-1]
+        if middle:
+            # Most chunks need no cleaning at all; checking once per chunk keeps a flood cheap.
+            if "\r" in text or "\x1b" in text or len(text) > self._cap:
+                out.extend(self._clean(line) for line in middle)
+            else:
+                out.extend(middle)
+        self._add(segments[-1])
+        return out
+
+    def _clean(self, line: str) -> str:
+        """A complete line in one piece: the same result as _add then _take."""
+        if "\r" in line:
+            line = line.rstrip("\r")
+            line = line[line.rfind("\r") + 1 :]
+        if len(line) > self._cap:
+            line = line[: self._cap] + _truncated(len(line) - self._cap)
+        if "\x1b" in line:
+            line = _ANSI.sub("", line)
+        return line
+
+    def _add(self, segment: str) -> None:
+        if not segment:
+            return
+        self._open = True
+        text = segment.rstrip("\r")
+        if not text:
+            self._cr = True
+            return
+        if self._cr:
+            self._restart()
+        cut = text.rfind("\r")
+        if cut >= 0:
+            self._restart()
+            text = text[cut + 1 :]
+        self._cr = segment[-1] == "\r"
+        if self._dropped:
+            self._dropped += len(text)
+            return
+        room = self._cap - self._len
+        if len(text) > room:
+            self._dropped = len(text) - room
+            text = text[:room]
+        if text:
+            self._parts.append(text)
+            self._len += len(text)
+
+    def _restart(self) -> None:
+        self._parts.clear()
+        self._len = 0
+        self._dropped = 0
+
+    def _take(self) -> str:
+        line = "".join(self._parts)
+        if self._dropped:
+            line += _truncated(self._dropped)
+        if "\x1b" in line:
+            line = _ANSI.sub("", line)
+        self._restart()
+        self._cr = False
+        self._open = False
+        return line
+
+
+def _truncated(dropped: int) -> str:
+    return f" [line truncated: {dropped} more characters dropped]"
+
+
+class _Output:
+    """Reads the run's pipe on the event loop: lines to the ring, the sink and on_line."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        fd: int,
+        tail_lines: int,
+        sink: LineSink,
+        on_line: Callable[[str], None] | None,
+    ) -> None:
+        self._loop = loop
+        self._fd = fd
+        self._sink: LineSink | None = sink
+        self._on_line = on_line
+        self._cleaner = LineCleaner()
+        self.ring: deque[str] = deque(maxlen=tail_lines)
+        self.eof: asyncio.Future[None] = loop.create_future()
+        self._reading = True
+        loop.add_reader(fd, self._readable)
+
+    def _readable(self) -> None:
+        try:
+            data = os.read(self._fd, _READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if data:
+            self._emit(self._cleaner.feed(data))
+        else:
+            self._stop_reading()
+
+    def drain(self) -> None:
+        """Read what is in the pipe now, without waiting for more."""
+        while self._reading:
+            try:
+                data = os.read(self._fd, _READ_SIZE)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._stop_reading()
+                return
+            self._emit(self._cleaner.feed(data))
+
+    def end_lines(self) -> None:
+        """A step ended: its unterminated last line is a line of its own."""
+        self._emit(self._cleaner.finish())
+
+    def finish_sink(self) -> tuple[Problem, ...]:
+        if self._sink is None:
+            return ()
+        try:
+            return tuple(self._sink.finish())
+        except Exception:
+            log.exception("problem matcher failed; the run keeps its verdict without problems")
+            return ()
+
+    def close(self) -> None:
+        self._stop_reading()
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+
+    def _stop_reading(self) -> None:
+        if self._reading:
+            self._reading = False
+            self._loop.remove_reader(self._fd)
+            if not self.eof.done():
+                self.eof.set_result(None)
+
+    def _emit(self, lines: list[str]) -> None:
+        if not lines:
+            return
+        self.ring.extend(lines)
+        # The sink and the progress callback are the caller's code: a bug there must not cost
+        # the verdict or leave the reader half-way through a chunk, so it is logged and that
+        # callback is dropped for the rest of the run.
+        if self._sink is not None:
+            try:
+                for line in lines:
+                    self._sink.feed(line)
+            except Exception:
+                log.exception("problem matcher failed; no more lines are fed to it")
+                self._sink = None
+        if self._on_line is not None:
+            try:
+                for line in lines:
+                    self._on_line(line)
+            except Exception:
+                log.exception("on_line callback failed; progress lines stop")
+                self._on_line = None
+
+
+# ---------------------------------------------------------------------- what to execute
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    steps: tuple[tuple[str, dict[str, str]], ...]
+    tmpdir: str | None = None
+    skip: str | None = None
+
+
+def _prepare(plan: Plan, run_id: str) -> _Prepared:
+    """The commands and environments to run; may raise OSError (snapshot files)."""
+    assert plan.command is not None
+    env = dict(os.environ)
+    env.update(plan.env)
+    # Appending keeps the outer run's token when lsp-verify runs inside a verify run (its
+    # own test suite): the outer run can still find and kill what the inner one started.
+    outer = env.get(MARKER_VAR)
+    env[MARKER_VAR] = f"{outer}:{run_id}" if outer else run_id
+
+    if plan.runner == "npm":
+        names = _npm_step_names(plan)
+        env["PATH"] = (
+            os.path.join(plan.folder, "node_modules", ".bin")
+            + os.pathsep
+            + env.get("PATH", os.defpath)
+        )
+        env["INIT_CWD"] = plan.folder
+        steps = []
+        for name, script in zip(names, plan.steps):
+            step_env = dict(env)
+            step_env["npm_lifecycle_event"] = name
+            step_env["npm_lifecycle_script"] = script
+            steps.append((script, step_env))
+        return _Prepared(tuple(steps))
+
+    snapshot_run = plan.runner == "make" or (
+        plan.runner == "pytest" and plan.manifest == "pytest.ini"
+    )
+    if snapshot_run and plan.snapshot is not None and plan.manifest is not None:
+        tmpdir = tempfile.mkdtemp(prefix="lsp-verify-")  # 0700: the snapshot is private
+        try:
+            # The same file name keeps make's and pytest's own reading of it (pytest treats a
+            # file named pytest.ini differently from other .ini files).
+            path = os.path.join(tmpdir, os.path.basename(plan.manifest))
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(plan.snapshot)
+        except BaseException:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise
+        if plan.runner == "make":
+            command = f"make -f {shlex.quote(path)} test"
+        else:
+            command = f"{plan.command} -c {shlex.quote(path)} --rootdir {shlex.quote(plan.folder)}"
+        return _Prepared(((command, env),), tmpdir=tmpdir)
+
+    manifest = plan.manifest
+    if (
+        manifest is not None
+        and plan.fingerprint is not None
+        and _fingerprint(os.path.join(plan.folder, manifest)) != plan.fingerprint
+    ):
+        return _Prepared((), skip=f"manifest changed: {manifest}")
+    return _Prepared(((plan.command, env),))
+
+
+def _npm_step_names(plan: Plan) -> list[str]:
+    """Which lifecycle script each step is: the existing ones of pretest/test/posttest."""
+    count = len(plan.steps)
+    if plan.snapshot is not None:
+        try:
+            data = json.loads(plan.snapshot)
+        except (ValueError, RecursionError):
+            data = None
+        scripts = data.get("scripts") if isinstance(data, dict) else None
+        if isinstance(scripts, dict):
+            names = [n for n in ("pretest", "test", "posttest") if isinstance(scripts.get(n), str)]
+            if len(names) == count:
+                return names
+    # Without a readable snapshot only the count is known; "test" always exists.
+    by_count = {1: ["test"], 2: ["pretest", "test"], 3: ["pretest", "test", "posttest"]}
+    return by_count.get(count, ["test"] * count)
+
+
+def _fingerprint(path: str) -> str | None:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 16), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return "sha256:" + digest.hexdigest()
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def _proc_read(path: str) -> bytes | None:
+    # os.open/os.read: a /proc file is small, and a buffered file object costs more than
+    # the read itself on the path every run takes.
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        chunks: list[bytes] = []
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _has_marker(environ: bytes, token: bytes) -> bool:
+    if token not in environ:  # the common case, decided by one C-level search
+        return False
+    key = MARKER_VAR.encode() + b"="
+    for entry in environ.split(b"\0"):
+        if entry.startswith(key):
+            return token in entry[len(key) :].split(b":")
+    return False
+
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, ppid, session) from /proc/<pid>/stat, or None when it is gone."""
+    data = _proc_read(f"/proc/{pid}/stat")
+    if not data:
+        return None
+    fields = data[data.rfind(b")") + 2 :].split()
+    try:
+        return fields[0].decode(), int(fields[1]), int(fields[3])
+    except (IndexError, ValueError):
+        return None
+
+
+def _int_from(path: str) -> int | None:
+    data = _proc_read(path)
+    try:
+        return int(data) if data else None
+    except ValueError:
+        return None
+
+
+def _forks_since_boot() -> int | None:
+    data = _proc_read("/proc/stat") or b""
+    start = data.find(b"\nprocesses ")
+    if start < 0:
+        return None
+    try:
+        return int(data[start + 11 : data.find(b"\n", start + 1)])
+    except ValueError:
+        return None
+
+
+_pid_max: int | None = None
+
+
+def _all_pids() -> list[int]:
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    return [int(n) for n in names if n.isdigit()]
+
+
+class _PidWindow:
+    """The pids a run's descendants can have, so the scan does not read every process.
+
+    Pids are handed out in increasing order until they wrap at pid_max, so everything the
+    run started has a pid from its first child's up to the last one allocated, unless the
+    counter wrapped meanwhile. The kernel's fork counter bounds how far it can have moved;
+    when a wrap is possible the whole of /proc is scanned.
+    """
+
+    def __init__(self) -> None:
+        self.first: int | None = None
+        self._forks = _forks_since_boot() if _ON_LINUX else None
+
+    def note(self, pid: int) -> None:
+        if self.first is None:
+            self.first = pid
+
+    def candidates(self) -> Iterable[int]:
+        global _pid_max
+        if self.first is None or self._forks is None:
+            return _all_pids()
+        if _pid_max is None:
+            _pid_max = _int_from("/proc/sys/kernel/pid_max") or 0
+        last = _int_from("/proc/sys/kernel/ns_last_pid")
+        forks = _forks_since_boot()
+        if last is None or forks is None or last < self.first:
+            return _all_pids()
+        # Pids in use are skipped when allocating, so a full cycle needs fewer forks than
+        # pid_max; half of it leaves room for a machine with very many live processes.
+        if forks - self._forks >= _pid_max // 2:
+            return _all_pids()
+        if last - self.first < 256:
+            return range(self.first, last + 1)
+        return [p for p in _all_pids() if self.first <= p <= last]
+
+
+_pidfd_works = hasattr(os, "pidfd_open")
+
+
+def _pidfd_open(pid: int) -> int | None:
+    """A pidfd for pid; None when pidfds are unavailable or pid is gone or a thread."""
+    global _pidfd_works
+    if not _pidfd_works:
+        return None
+    try:
+        return os.pidfd_open(pid)
+    except OSError as e:
+        if e.errno in (errno.ENOSYS, errno.EPERM):  # old kernel, or a seccomp filter
+            _pidfd_works = False
+        return None
+
+
+def _fd_readable(fd: int) -> bool:
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+@dataclass(frozen=True)
+class _Victim:
+    pid: int
+    pidfd: int | None
+
+    def exited(self) -> bool:
+        if self.pidfd is not None:
+            return _fd_readable(self.pidfd)
+        stat = _stat(self.pid)
+        return stat is None or stat[0] in ("Z", "X")
+
+
+def _kill_marked(token: bytes, candidates: Iterable[int]) -> list[_Victim]:
+    me = os.getpid()
+    victims = []
+    for pid in candidates:
+        if pid == me:
+            continue
+        environ = _proc_read(f"/proc/{pid}/environ")
+        if not environ or not _has_marker(environ, token):
+            continue
+        pidfd = _pidfd_open(pid)
+        if pidfd is None and _pidfd_works:
+            continue  # gone already, or a thread id (its process is a candidate itself)
+        if pidfd is not None:
+            # Read again now that the pidfd pins one process: if the pid was reused since
+            # the first read, this no longer matches and nobody else gets our signal.
+            environ = _proc_read(f"/proc/{pid}/environ")
+            if not environ or not _has_marker(environ, token):
+                os.close(pidfd)
+                continue
+            try:
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            except OSError:
+                os.close(pidfd)
+                continue
+            victims.append(_Victim(pid, pidfd))
+            continue
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
+        victims.append(_Victim(pid, None))
+    return victims
+
+
+def _reap(victims: Iterable[_Victim]) -> None:
+    """Reap those that are our children now: a subreaper inherits what it kills."""
+    for victim in victims:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(victim.pid, os.WNOHANG)
+        if victim.pidfd is not None:
+            with contextlib.suppress(OSError):
+                os.close(victim.pidfd)
+
+
+async def _wait_until(done: Callable[[], bool], timeout: float, blocking: bool) -> bool:
+    """Poll `done` with a short backoff. blocking=True never suspends: it is the path for a
+    task that is being cancelled, where another await could be interrupted half-way."""
+    deadline = time.monotonic() + timeout
+    delay = 0.0002
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        if blocking:
+            time.sleep(delay)
+        else:
+            await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.01)
+    return True
+
+
+async def _kill_escaped(token: bytes, window: _PidWindow | None, blocking: bool) -> int:
+    """Kill every process carrying the run's token, wait for them to die, reap our own."""
+    if not _ON_LINUX:
+        return 0
+    total = 0
+    for _ in range(_SCAN_ROUNDS):
+        victims = _kill_marked(token, window.candidates() if window else _all_pids())
+        if not victims:
+            break
+        total += len(victims)
+
+        def all_dead(victims: list[_Victim] = victims) -> bool:
+            return all(v.exited() for v in victims)
+
+        # Reap only once all are dead: a victim's zombie children are handed to us (the
+        # subreaper) when their parent dies, so waiting first catches them as well.
+        await _wait_until(all_dead, _VICTIM_WAIT_S, blocking)
+        _reap(victims)
+    return total
+
+
+def _reap_session_zombies(window: _PidWindow, session: int) -> None:
+    """Reap zombies re-parented to us from the run's session: a group member that exited by
+    itself after its parent died. Only the session proves they are the run's; a zombie that
+    had left it with setsid cannot be told from someone else's child and is left alone."""
+    me = os.getpid()
+    for pid in window.candidates():
+        if pid == session:
+            continue
+        stat = _stat(pid)
+        if stat is not None and stat[0] == "Z" and stat[1] == me and stat[2] == session:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)
+
+
+def reap_escaped(run_id: str) -> int:
+    """Kill (and reap, where they are our children) the processes whose environment carries
+    run_id in LSP_VERIFY_RUN. Returns how many were killed. Quietly 0 off Linux."""
+    token = run_id.encode()
+    coro = _kill_escaped(token, None, blocking=True)
+    # blocking=True never suspends, so the coroutine completes on its first step.
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return int(stop.value)
+    coro.close()
+    raise RuntimeError("reap_escaped suspended")
+
+
+class _Child:
+    """One spawned step and a way to learn that it exited without reaping it: its pid must
+    keep naming the process group until the group has been killed."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.pidfd = _pidfd_open(proc.pid) if _ON_LINUX else None
+        self.ended = False
+
+    def exited(self) -> bool:
+        if self.proc.returncode is not None:
+            return True
+        if self.pidfd is not None:
+            return _fd_readable(self.pidfd)
+        if hasattr(os, "waitid"):
+            try:
+                flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
+                return os.waitid(os.P_PID, self.proc.pid, flags) is not None
+            except ChildProcessError:
+                return True
+        return self.proc.poll() is not None
+
+    async def wait(
+        self, loop: asyncio.AbstractEventLoop, deadline: float, cancel: asyncio.Event | None
+    ) -> str:
+        """Until the child exits ("exit"), the deadline passes ("timeout") or cancel is set."""
+        if cancel is not None and cancel.is_set():
+            return "cancel"
+        done: asyncio.Future[str] = loop.create_future()
+
+        def finish(why: str) -> None:
+            if not done.done():
+                done.set_result(why)
+
+        poller: asyncio.Task[None] | None = None
+        if self.pidfd is not None:
+            loop.add_reader(self.pidfd, finish, "exit")
+        else:
+
+            async def watch() -> None:
+                await _wait_until(self.exited, float("inf"), blocking=False)
+                finish("exit")
+
+            poller = loop.create_task(watch())
+        timer = loop.call_at(deadline, finish, "timeout")
+        waiter: asyncio.Task[bool] | None = None
+        if cancel is not None:
+            waiter = loop.create_task(cancel.wait())
+            waiter.add_done_callback(lambda t: None if t.cancelled() else finish("cancel"))
+        try:
+            return await done
+        finally:
+            timer.cancel()
+            if self.pidfd is not None:
+                loop.remove_reader(self.pidfd)
+            if poller is not None:
+                poller.cancel()
+            if waiter is not None:
+                waiter.cancel()
+
+    async def end(self, token: bytes, window: _PidWindow, blocking: bool) -> bool:
+        """Kill what is left of the step (all of it, when it has not exited) and reap it.
+        True when the child itself had to be killed."""
+        proc = self.proc
+        killed = False
+        if proc.returncode is None:
+            if not self.exited():
+                killed = True
+                _kill_group(proc)
+                await _wait_until(self.exited, _KILL_WAIT_S, blocking)
+            # Until the child is reaped its pid still names the group, so this cannot reach
+            # a stranger that was given the same number.
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        await _kill_escaped(token, window, blocking)
+        if proc.returncode is None and self.exited():
+            proc.wait()
+        if _ON_LINUX:
+            _reap_session_zombies(window, proc.pid)
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+        # A child that did not die within _KILL_WAIT_S (stuck in the kernel) is left to
+        # subprocess' own bookkeeping, which reaps it on a later spawn.
+        self.ended = True
+        return killed
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        with contextlib.suppress(OSError):
+            proc.kill()
+
+
+def enable_subreaper() -> bool:
+    """Make this process a child subreaper (Linux), so orphans of a run are re-parented to
+    it instead of init and stay within reach. Idempotent; False where unavailable."""
+    return _set_subreaper(True)
+
+
+def _set_subreaper(on: bool) -> bool:
+    if not _ON_LINUX:
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        result = libc.prctl(
+            _PR_SET_CHILD_SUBREAPER,
+            ctypes.c_ulong(1 if on else 0),
+            ctypes.c_ulong(0),
+            ctypes.c_ulong(0),
+            ctypes.c_ulong(0),
+        )
+    except (OSError, AttributeError):
+        return False
+    return bool(result == 0)
+
+
+# ---------------------------------------------------------------------------- the run
+
+
+def _utc_now() -> str:
+    now = datetime.now(timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def _exit_code(returncode: int | None) -> int | None:
+    if returncode is None:
+        return None
+    # Killed by a signal from elsewhere: report it the way a shell would (128 + signal).
+    return 128 - returncode if returncode < 0 else returncode
+
+
+async def run_plan(
+    plan: Plan,
+    *,
+    timeout_ms: int,
+    tail_lines: int,
+    sink: LineSink | None = None,
+    on_line: Callable[[str], None] | None = None,
+    cancel: asyncio.Event | None = None,
+    on_spawn: Callable[[int], None] | None = None,
+) -> RunResult:
+    """Run the plan's command(s) in its folder and say what happened (SPEC 4).
+
+    Never raises for what a user can cause (missing folder or command, changed manifest):
+    those are results. If the awaiting task is cancelled, the process group and every
+    escaped descendant are killed before CancelledError propagates.
+    """
+    loop = asyncio.get_running_loop()
+    started_at = _utc_now()
+    t0 = time.monotonic()
+    sink = sink if sink is not None else NullSink()
+    tail_lines = max(1, tail_lines)
+
+    def result(
+        outcome: str,
+        exit_code: int | None = None,
+        reason: str | None = None,
+        tail: Sequence[str] = (),
+        problems: tuple[Problem, ...] = (),
+    ) -> RunResult:
+        duration_ms = int((time.monotonic() - t0) * 1000)
+        return RunResult(outcome, exit_code, reason, tuple(tail), problems, started_at, duration_ms)
+
+    def not_started(why: str) -> RunResult:
+        return result("failed", reason=why, tail=[why])
+
+    if plan.command is None:
+        return result("skipped", reason=f"no plan: {plan.reason}")
+    if cancel is not None and cancel.is_set():
+        return result("cancelled")
+    if not os.path.isdir(plan.folder):
+        return not_started(f"folder not found: {plan.folder}")
+
+    run_id = uuid.uuid4().hex
+    try:
+        prepared = _prepare(plan, run_id)
+    except OSError as e:
+        return not_started(f"could not prepare the run: {e}")
+    if prepared.skip is not None:
+        return result("skipped", reason=prepared.skip)
+
+    token = run_id.encode()
+    window = _PidWindow()
+    deadline = loop.time() + timeout_ms / 1000
+    # One pipe for every step, its write end held here until the last step is done: a step's
+    # output cannot end early, and EOF means every process that could write is gone.
+    try:
+        read_fd, write_fd = os.pipe()
+    except OSError as e:
+        if prepared.tmpdir is not None:
+            shutil.rmtree(prepared.tmpdir, ignore_errors=True)
+        return not_started(f"could not start the command: {e}")
+    os.set_blocking(read_fd, False)
+    out = _Output(loop, read_fd, tail_lines, sink, on_line)
+    child: _Child | None = None
+    outcome: str = "passed"
+    exit_code: int | None = 0
+    reason: str | None = None
+    try:
+        for command, env in prepared.steps:
+            if cancel is not None and cancel.is_set():
+                outcome, exit_code = "cancelled", None
+                break
+            if loop.time() >= deadline:
+                outcome, exit_code = "timed-out", None
+                break
+            try:
+                proc = subprocess.Popen(
+                    ["/bin/sh", "-c", command],
+                    cwd=plan.folder,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=write_fd,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    close_fds=True,
+                )
+            except (OSError, ValueError) as e:  # ValueError: a NUL byte in the command
+                outcome, exit_code = "failed", None
+                reason = f"could not start the command: {e}"
+                out.ring.append(reason)
+                break
+            window.note(proc.pid)
+            child = _Child(proc)
+            if on_spawn is not None:
+                on_spawn(proc.pid)
+            why = await child.wait(loop, deadline, cancel)
+            killed = await child.end(token, window, blocking=False)
+            child = None
+            out.drain()
+            out.end_lines()
+            # A child that had exited by itself when the timer or the cancel arrived has
+            # a real exit status: that is the verdict.
+            if killed and why == "timeout":
+                outcome, exit_code = "timed-out", None
+                break
+            if killed and why == "cancel":
+                outcome, exit_code = "cancelled", None
+                break
+            exit_code = _exit_code(proc.returncode)
+            if exit_code != 0:
+                outcome = "failed"
+                break
+        os.close(write_fd)
+        write_fd = -1
+        out.drain()  # usually EOF is already there: no need to go round the event loop
+        if not out.eof.done():
+            # Whatever still holds the pipe is something the kill could not reach: give it
+            # a moment to go, then stop listening rather than hang the run.
+            await asyncio.wait({out.eof}, timeout=_EOF_GRACE_S)
+            out.drain()
+        out.end_lines()
+    except BaseException:
+        if child is not None and not child.ended:
+            await child.end(token, window, blocking=True)
+        raise
+    finally:
+        out.close()
+        if write_fd >= 0:
+            os.close(write_fd)
+        if prepared.tmpdir is not None:
+            shutil.rmtree(prepared.tmpdir, ignore_errors=True)
+
+    if outcome == "timed-out":
+        out.ring.append(timeout_marker(timeout_ms))
+    return result(outcome, exit_code, reason, out.ring, out.finish_sink())

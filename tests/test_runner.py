@@ -1,0 +1,789 @@
+"""The process runner (SPEC 4, snapshot part of SPEC 2): lines, kills, steps, snapshots."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import hashlib
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lsp_verify import runner
+from lsp_verify.detect import Plan
+from lsp_verify.problems.base import Problem
+from lsp_verify.runner import (
+    LINE_CAP,
+    MARKER_VAR,
+    LineCleaner,
+    RunResult,
+    enable_subreaper,
+    reap_escaped,
+    run_plan,
+    timeout_marker,
+)
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def plan_for(folder: Path | str, command: str | None, **fields: object) -> Plan:
+    values: dict[str, object] = {
+        "folder": str(folder),
+        "source": "settings",
+        "runner": None,
+        "command": command,
+        "reason": "test",
+        "manifest": None,
+        "fingerprint": None,
+        "steps": (command,) if command else (),
+    }
+    values.update(fields)
+    return Plan(**values)  # type: ignore[arg-type]
+
+
+async def run(folder: Path | str, command: str, **kw: object) -> RunResult:
+    kw.setdefault("timeout_ms", 10_000)
+    kw.setdefault("tail_lines", 40)
+    return await run_plan(plan_for(folder, command), **kw)  # type: ignore[arg-type]
+
+
+def sha(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def alive(token: str) -> list[int]:
+    """Non-zombie processes with `token` as one of their arguments."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{name}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if token.encode() in argv and state not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
+
+
+@pytest.fixture
+def token() -> Iterator[str]:
+    """A `sleep` argument no other process carries; whatever still has it is killed after."""
+    value = f"300.{random.randrange(10**9, 10**10)}"
+    yield value
+    for pid in alive(value):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "subreaper"])
+def subreaper(request: pytest.FixtureRequest) -> Iterator[bool]:
+    if request.param:
+        assert enable_subreaper()
+    yield bool(request.param)
+    if request.param:
+        runner._set_subreaper(False)
+
+
+async def until(predicate: object, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "condition not reached"
+        await asyncio.sleep(0.01)
+
+
+# Every way a command can leave something behind: a background job, a subshell, nohup, a
+# setsid daemon holding the pipe, and a setsid double fork whose middle process exits.
+def spawner(tok: str) -> str:
+    return (
+        f"sleep {tok} &\n"
+        f"( sleep {tok}; true ) &\n"
+        f"nohup sleep {tok} >/dev/null 2>&1 &\n"
+        f"setsid sleep {tok} &\n"
+        f"setsid sh -c 'sleep {tok} & exit 0' &\n"
+        "echo ready\n"
+    )
+
+
+SPAWNED = 5
+
+
+# ------------------------------------------------------------------ timeout, cancel, kill
+
+
+async def test_timeout_kills_group_and_escaped(tmp_path: Path, token: str, subreaper: bool) -> None:
+    ready = asyncio.Event()
+    timeout_ms = 1000
+    started = time.monotonic()
+    task = asyncio.ensure_future(
+        run(
+            tmp_path,
+            spawner(token) + f"sleep {token}\n",
+            timeout_ms=timeout_ms,
+            on_line=lambda line: line == "ready" and ready.set(),
+        )
+    )
+    await asyncio.wait_for(ready.wait(), 5)
+    await until(lambda: len(alive(token)) >= SPAWNED + 1)
+    result = await task
+    elapsed_ms = (time.monotonic() - started) * 1000
+
+    assert alive(token) == []
+    assert result.outcome == "timed-out"
+    assert result.exit_code is None
+    assert result.tail[-1] == timeout_marker(timeout_ms)
+    assert result.tail[-1] == f"[verify command timed out after {timeout_ms}ms and was killed]"
+    assert result.tail[0] == "ready"
+    assert timeout_ms <= elapsed_ms < timeout_ms + 500
+    assert timeout_ms <= result.duration_ms < timeout_ms + 500
+
+
+async def test_normal_exit_leaves_no_daemon(tmp_path: Path, token: str, subreaper: bool) -> None:
+    script = (
+        # A double-forked daemon, a plain background job, one without our environment
+        # marker (only the group kill reaches it), and a short-lived grandchild whose parent
+        # is gone (under a subreaper it becomes our zombie).
+        f"setsid sh -c 'sleep {token} & echo $! > daemon.pid; exit 0' &\n"
+        f"sleep {token} &\n"
+        f"env -i sleep {token} &\n"
+        "( sleep 0.01 & echo $! > quick.pid )\n"
+        "while [ ! -s daemon.pid ]; do sleep 0.01; done\n"
+        "echo ready\n"
+        "while [ ! -e go ]; do sleep 0.01; done\n"
+        "echo done\n"
+    )
+    ready = asyncio.Event()
+    task = asyncio.ensure_future(
+        run(tmp_path, script, on_line=lambda line: line == "ready" and ready.set())
+    )
+    await asyncio.wait_for(ready.wait(), 5)
+    await until(lambda: len(alive(token)) == 3)
+    daemon = int((tmp_path / "daemon.pid").read_text())
+    quick = int((tmp_path / "quick.pid").read_text())
+    if subreaper:
+        await until(lambda: state_of(quick) == "Z")
+    (tmp_path / "go").touch()
+    result = await asyncio.wait_for(task, 5)
+
+    assert (result.outcome, result.exit_code) == ("passed", 0)
+    assert result.tail == ("ready", "done")
+    assert alive(token) == []
+    if subreaper:
+        # Re-parented to us: killed and reaped, or reaped; not even a zombie remains.
+        assert state_of(daemon) is None
+        assert state_of(quick) is None
+
+
+def state_of(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0].decode()
+    except OSError:
+        return None
+
+
+async def test_cancel_event_kills_everything(tmp_path: Path, token: str) -> None:
+    cancel = asyncio.Event()
+    ready = asyncio.Event()
+    task = asyncio.ensure_future(
+        run(
+            tmp_path,
+            spawner(token) + f"sleep {token}\n",
+            cancel=cancel,
+            on_line=lambda line: line == "ready" and ready.set(),
+        )
+    )
+    await asyncio.wait_for(ready.wait(), 5)
+    await until(lambda: len(alive(token)) >= SPAWNED + 1)
+    cancel.set()
+    result = await asyncio.wait_for(task, 2)
+    assert (result.outcome, result.exit_code) == ("cancelled", None)
+    assert alive(token) == []
+
+
+async def test_cancel_set_before_start_runs_nothing(tmp_path: Path) -> None:
+    cancel = asyncio.Event()
+    cancel.set()
+    result = await run(tmp_path, "touch ran", cancel=cancel)
+    assert (result.outcome, result.exit_code) == ("cancelled", None)
+    assert not (tmp_path / "ran").exists()
+
+
+async def test_task_cancellation_kills_the_group(tmp_path: Path, token: str) -> None:
+    ready = asyncio.Event()
+    task = asyncio.ensure_future(
+        run(
+            tmp_path,
+            spawner(token) + f"sleep {token}\n",
+            on_line=lambda line: line == "ready" and ready.set(),
+        )
+    )
+    await asyncio.wait_for(ready.wait(), 5)
+    await until(lambda: len(alive(token)) >= SPAWNED + 1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert alive(token) == []
+
+
+async def test_timeout_spans_all_npm_steps(tmp_path: Path) -> None:
+    steps = ("sleep 0.3", "sleep 0.3", "touch third")
+    plan = plan_for(tmp_path, "npm test", runner="npm", steps=steps)
+    result = await run_plan(plan, timeout_ms=450, tail_lines=5)
+    assert (result.outcome, result.exit_code) == ("timed-out", None)
+    assert result.tail == (timeout_marker(450),)
+    assert not (tmp_path / "third").exists()
+
+
+async def test_on_spawn_gets_the_session_leader(tmp_path: Path) -> None:
+    pids: list[int] = []
+    result = await run(tmp_path, "echo $$", on_spawn=pids.append)
+    assert result.tail == (str(pids[0]),)
+
+
+async def test_reap_escaped_kills_only_its_own_run(token: str) -> None:
+    mine, other = uuid.uuid4().hex, uuid.uuid4().hex
+    procs = [
+        subprocess.Popen(
+            ["sleep", token],
+            env={**os.environ, MARKER_VAR: f"outer:{run_id}"},
+            start_new_session=True,
+        )
+        for run_id in (mine, other)
+    ]
+    try:
+        await until(lambda: len(alive(token)) == 2)
+        assert reap_escaped(mine) == 1
+        # Our own child: reaped by reap_escaped itself, so no zombie is left.
+        assert not os.path.exists(f"/proc/{procs[0].pid}")
+        assert alive(token) == [procs[1].pid]
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+async def test_marker_keeps_an_outer_runs_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(MARKER_VAR, "outer0")
+    result = await run(tmp_path, f"echo ${MARKER_VAR}")
+    assert re.fullmatch(r"outer0:[0-9a-f]{32}", result.tail[0])
+
+
+@pytest.mark.parametrize(
+    ("last", "forks", "expected"),
+    [
+        (1010, 5020, list(range(1000, 1011))),  # no wrap, small: probe the range directly
+        (1900, 5020, [1005, 1900]),  # no wrap, wide: listed pids inside the range
+        (990, 5020, [1, 1005, 1900, 99999]),  # the counter wrapped: everything
+        (1010, 5000 + 16384, [1, 1005, 1900, 99999]),  # so many forks it may have wrapped
+    ],
+)
+def test_pid_window(
+    monkeypatch: pytest.MonkeyPatch, last: int, forks: int, expected: list[int]
+) -> None:
+    files = {"/proc/sys/kernel/pid_max": 32768, "/proc/sys/kernel/ns_last_pid": last}
+    monkeypatch.setattr(runner, "_int_from", files.get)
+    monkeypatch.setattr(runner, "_pid_max", None)
+    monkeypatch.setattr(runner, "_all_pids", lambda: [1, 1005, 1900, 99999])
+    monkeypatch.setattr(runner, "_forks_since_boot", lambda: 5000)
+    window = runner._PidWindow()
+    window.note(1000)
+    window.note(1003)  # only the first spawn counts
+    monkeypatch.setattr(runner, "_forks_since_boot", lambda: forks)
+    assert list(window.candidates()) == expected
+
+
+def test_enable_subreaper_sets_the_flag() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    flag = ctypes.c_int(-1)
+    try:
+        assert enable_subreaper()
+        assert enable_subreaper()  # idempotent
+        assert libc.prctl(37, ctypes.byref(flag), 0, 0, 0) == 0  # PR_GET_CHILD_SUBREAPER
+        assert flag.value == 1
+    finally:
+        runner._set_subreaper(False)
+
+
+# ------------------------------------------------------------------- results and errors
+
+
+async def test_missing_command_is_exit_127(tmp_path: Path) -> None:
+    result = await run(tmp_path, "nosuch_cmd_xyz")
+    assert (result.outcome, result.exit_code, result.reason) == ("failed", 127, None)
+    assert "nosuch_cmd_xyz" in result.tail[-1] and "not found" in result.tail[-1]
+
+
+async def test_vanished_folder_is_a_failed_result(tmp_path: Path) -> None:
+    result = await run(tmp_path / "gone", "true")
+    assert (result.outcome, result.exit_code) == ("failed", None)
+    assert result.reason is not None and "gone" in result.reason
+    assert result.tail == (result.reason,)
+
+
+async def test_spawn_oserror_is_a_failed_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    result = await run(tmp_path, "true")
+    assert (result.outcome, result.exit_code) == ("failed", None)
+    assert result.reason is not None and "Too many open files" in result.reason
+    assert result.tail[-1] == result.reason
+
+
+async def test_nul_byte_in_command_is_a_failed_result(tmp_path: Path) -> None:
+    result = await run(tmp_path, "echo a\0b")
+    assert (result.outcome, result.exit_code) == ("failed", None)
+    assert result.reason is not None and "null" in result.reason
+
+
+async def test_passed_failed_and_signal_exit(tmp_path: Path) -> None:
+    passed = await run(tmp_path, "true")
+    assert (passed.outcome, passed.exit_code, passed.tail) == ("passed", 0, ())
+    failed = await run(tmp_path, "exit 3")
+    assert (failed.outcome, failed.exit_code) == ("failed", 3)
+    killed = await run(tmp_path, "kill -9 $$")
+    assert (killed.outcome, killed.exit_code) == ("failed", 137)
+
+
+async def test_runs_in_the_folder_with_stdin_closed(tmp_path: Path) -> None:
+    result = await run(tmp_path, "pwd; cat; echo end; echo err >&2")
+    assert result.tail == (str(tmp_path), "end", "err")
+
+
+async def test_started_at_and_duration(tmp_path: Path) -> None:
+    result = await run(tmp_path, "sleep 0.05")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", result.started_at)
+    assert 50 <= result.duration_ms < 2000
+
+
+async def test_no_plan_is_skipped(tmp_path: Path) -> None:
+    result = await run_plan(
+        plan_for(tmp_path, None, reason="nothing found"),
+        timeout_ms=1000,
+        tail_lines=5,
+    )
+    assert (result.outcome, result.exit_code) == ("skipped", None)
+    assert result.reason is not None and "nothing found" in result.reason
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def feed(self, line: str) -> None:
+        self.lines.append(line)
+
+    def finish(self) -> list[Problem]:
+        return [Problem(path="a.py", line=len(self.lines), column=1, message="seen")]
+
+
+async def test_sink_and_on_line_see_every_cleaned_line(tmp_path: Path) -> None:
+    sink = Recorder()
+    progress: list[str] = []
+    result = await run(
+        tmp_path, "seq 1 100; printf '\\033[1mbold\\033[0m'", sink=sink, on_line=progress.append
+    )
+    expected = [str(i) for i in range(1, 101)] + ["bold"]
+    assert sink.lines == expected
+    assert progress == expected
+    assert result.tail == tuple(expected[-40:])
+    assert result.problems == (Problem(path="a.py", line=101, column=1, message="seen"),)
+
+
+async def test_a_failing_sink_does_not_lose_the_verdict(tmp_path: Path) -> None:
+    class Broken:
+        def feed(self, line: str) -> None:
+            raise ValueError("matcher bug")
+
+        def finish(self) -> list[Problem]:
+            raise ValueError("matcher bug")
+
+    result = await run(tmp_path, "echo a; echo b; exit 2", sink=Broken())
+    assert (result.outcome, result.exit_code, result.tail) == ("failed", 2, ("a", "b"))
+    assert result.problems == ()
+
+
+# ------------------------------------------------------------------------------- tail
+
+
+@pytest.mark.parametrize(
+    ("command", "tail_lines", "expected"),
+    [
+        ("seq 1 100", 5, ("96", "97", "98", "99", "100")),
+        ("seq 1 3", 40, ("1", "2", "3")),
+        ("printf 'a\\r\\nb\\r\\n'", 40, ("a", "b")),
+        ("printf 'x\\ny'", 40, ("x", "y")),
+        ("printf '10%%\\r20%%\\r30%%\\n'", 40, ("30%",)),
+        ("printf '10%%\\r20%%\\r'", 40, ("20%",)),
+        ("printf 'a\\377b\\n'", 40, ("a\ufffdb",)),
+        ("printf 'cut \\303'", 40, ("cut \ufffd",)),
+        ("printf '\\033[31mred\\033[0m \\033]0;title\\007ok\\n'", 40, ("red ok",)),
+        ("printf '\\033[1;32mPASS\\033[0m\\n\\n'", 40, ("PASS", "")),
+    ],
+    ids=[
+        "last-n",
+        "fewer",
+        "crlf",
+        "no-final-newline",
+        "cr-progress",
+        "cr-at-eof",
+        "invalid-utf8",
+        "truncated-utf8",
+        "ansi",
+        "ansi-empty-line",
+    ],
+)
+async def test_tail(
+    tmp_path: Path, command: str, tail_lines: int, expected: tuple[str, ...]
+) -> None:
+    result = await run(tmp_path, command, tail_lines=tail_lines)
+    assert result.tail == expected
+
+
+async def test_multibyte_split_across_reads(tmp_path: Path) -> None:
+    result = await run(tmp_path, "printf 'caf\\303'; sleep 0.05; printf '\\251\\n'")
+    assert result.tail == ("café",)
+
+
+async def test_timeout_marker_is_last_within_tail_lines(tmp_path: Path) -> None:
+    result = await run(tmp_path, "seq 1 10; sleep 5", timeout_ms=300, tail_lines=3)
+    assert result.tail == ("9", "10", timeout_marker(300))
+
+
+async def test_huge_line_is_capped_and_still_a_line(tmp_path: Path) -> None:
+    size = 3_000_000
+    result = await run(tmp_path, f"head -c {size} /dev/zero | tr '\\0' y; echo; echo after")
+    assert result.tail[-1] == "after"
+    huge = result.tail[-2]
+    assert huge.startswith("y" * LINE_CAP)
+    assert huge == "y" * LINE_CAP + f" [line truncated: {size - LINE_CAP} more characters dropped]"
+
+
+def rss_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise AssertionError(field)
+
+
+async def test_memory_stays_flat_for_a_flood(tmp_path: Path) -> None:
+    megabytes = 50
+    line = "x" * 999
+    before = rss_kib("VmRSS")
+    peak = [before]
+
+    def sample(text: str) -> None:
+        # Sampled too, in case the high-water mark cannot be reset on this kernel.
+        if random.random() < 0.001:
+            peak[0] = max(peak[0], rss_kib("VmRSS"))
+
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # reset VmHWM to the current RSS
+        hwm = True
+    except OSError:
+        hwm = False
+    result = await run(
+        tmp_path, f"yes {line} | head -c {megabytes * 1024 * 1024}", on_line=sample, tail_lines=40
+    )
+    grown_kib = (rss_kib("VmHWM") if hwm else peak[0]) - before
+    assert result.outcome == "passed"
+    assert result.tail[-1].startswith("x")  # the last, partial line still counts
+    assert grown_kib < 20 * 1024, f"runner grew RSS by {grown_kib} KiB for {megabytes} MB"
+
+
+# --------------------------------------------------------------------------------- npm
+
+
+def npm_plan(folder: Path, scripts: dict[str, str], **fields: object) -> Plan:
+    names = [n for n in ("pretest", "test", "posttest") if n in scripts]
+    snapshot = json.dumps({"name": "demo", "version": "1.2.3", "scripts": scripts}).encode()
+    (folder / "package.json").write_bytes(snapshot)
+    values: dict[str, object] = {
+        "source": "detected",
+        "runner": "npm",
+        "manifest": "package.json",
+        "fingerprint": sha(snapshot),
+        "steps": tuple(scripts[n] for n in names),
+        "snapshot": snapshot,
+        "env": (("npm_package_name", "demo"), ("npm_package_version", "1.2.3")),
+    }
+    values.update(fields)
+    return plan_for(folder, "npm test", **values)
+
+
+async def test_npm_steps_in_order_with_npm_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "node_modules" / ".bin"
+    bin_dir.mkdir(parents=True)
+    decoy_dir = tmp_path / "decoy"
+    decoy_dir.mkdir()
+    for folder, says in ((bin_dir, "from node_modules"), (decoy_dir, "decoy")):
+        tool = folder / "sometool"
+        tool.write_text(f"#!/bin/sh\necho {says} $npm_lifecycle_event\n")
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{decoy_dir}{os.pathsep}{os.environ['PATH']}")
+    plan = npm_plan(
+        tmp_path,
+        {
+            "pretest": "mkdir -p sub && cd sub && export LEAK=1 && echo pre $npm_lifecycle_event",
+            "test": "echo test $npm_lifecycle_event $npm_package_name $npm_package_version"
+            ' "$INIT_CWD" "$PWD" leak=${LEAK:-no} && sometool',
+            "posttest": "echo post $npm_lifecycle_event",
+        },
+    )
+    # Edited after planning: the run still executes the approved script strings.
+    (tmp_path / "package.json").write_text('{"scripts": {"test": "touch edited"}}')
+    result = await run_plan(plan, timeout_ms=5000, tail_lines=40)
+    assert (result.outcome, result.exit_code) == ("passed", 0)
+    assert result.tail == (
+        "pre pretest",
+        f"test test demo 1.2.3 {tmp_path} {tmp_path} leak=no",
+        "from node_modules test",
+        "post posttest",
+    )
+    assert not (tmp_path / "edited").exists()
+
+
+async def test_npm_stops_at_the_first_failing_step(tmp_path: Path) -> None:
+    plan = npm_plan(
+        tmp_path, {"pretest": "echo one", "test": "echo two; exit 4", "posttest": "echo three"}
+    )
+    result = await run_plan(plan, timeout_ms=5000, tail_lines=40)
+    assert (result.outcome, result.exit_code, result.tail) == ("failed", 4, ("one", "two"))
+
+
+async def test_npm_two_steps_are_named_from_the_snapshot(tmp_path: Path) -> None:
+    plan = npm_plan(
+        tmp_path, {"test": "echo $npm_lifecycle_event", "posttest": "echo $npm_lifecycle_event"}
+    )
+    result = await run_plan(plan, timeout_ms=5000, tail_lines=40)
+    assert result.tail == ("test", "posttest")
+
+
+async def test_npm_step_output_without_newline_stays_its_own_line(tmp_path: Path) -> None:
+    plan = npm_plan(tmp_path, {"pretest": "printf one", "test": "printf two"})
+    result = await run_plan(plan, timeout_ms=5000, tail_lines=40)
+    assert result.tail == ("one", "two")
+
+
+# --------------------------------------------------------------- snapshots, fingerprints
+
+
+async def test_makefile_runs_from_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    folder = tmp_path / "a dir"
+    folder.mkdir()
+    planned = b"test:\n\t@echo planned from $(firstword $(MAKEFILE_LIST)) in $(CURDIR)\n"
+    (folder / "Makefile").write_bytes(b"test:\n\t@echo edited\n")
+    plan = plan_for(
+        folder,
+        "make test",
+        source="detected",
+        runner="make",
+        manifest="Makefile",
+        fingerprint=sha(planned),
+        snapshot=planned,
+    )
+    result = await run_plan(plan, timeout_ms=10_000, tail_lines=40)
+    assert (result.outcome, result.exit_code) == ("passed", 0)
+    (line,) = result.tail
+    snapshot_path = line.split()[2]
+    assert line == f"planned from {snapshot_path} in {folder}"
+    assert snapshot_path.startswith(str(private)) and snapshot_path.endswith("/Makefile")
+    assert list(private.iterdir()) == []  # the private copy is gone after the run
+
+
+async def test_pytest_ini_runs_from_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    folder = tmp_path / "it's a b"
+    folder.mkdir()
+    planned = b"[pytest]\naddopts = -planned\n"
+    (folder / "pytest.ini").write_bytes(b"[pytest]\naddopts = -edited\n")
+    # A stand-in for pytest that shows what it was given: -c <file> --rootdir <dir>.
+    fake_pytest = 'sh -c \'echo "$1 $(basename "$2") $3 $4"; cat "$2"\' fake'
+    plan = plan_for(
+        folder,
+        fake_pytest,
+        source="detected",
+        runner="pytest",
+        manifest="pytest.ini",
+        fingerprint=sha(planned),
+        snapshot=planned,
+    )
+    result = await run_plan(plan, timeout_ms=10_000, tail_lines=40)
+    assert result.tail == (f"-c pytest.ini --rootdir {folder}", "[pytest]", "addopts = -planned")
+    assert list(private.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("manifest", "runner_name"),
+    [
+        ("pyproject.toml", "pytest"),
+        ("setup.cfg", "pytest"),
+        ("tox.ini", "tox"),
+        ("Cargo.toml", "cargo"),
+        (".lsp-verify.toml", None),
+    ],
+)
+async def test_changed_manifest_is_skipped(
+    tmp_path: Path, manifest: str, runner_name: str | None
+) -> None:
+    original = b"[tool.pytest.ini_options]\n"
+    (tmp_path / manifest).write_bytes(original)
+    plan = plan_for(
+        tmp_path,
+        "touch ran",
+        source="detected" if runner_name else "project-file",
+        runner=runner_name,
+        manifest=manifest,
+        fingerprint=sha(original),
+    )
+    unchanged = await run_plan(plan, timeout_ms=5000, tail_lines=5)
+    assert (unchanged.outcome, unchanged.exit_code) == ("passed", 0)
+    assert (tmp_path / "ran").exists()
+    (tmp_path / "ran").unlink()
+
+    (tmp_path / manifest).write_bytes(original + b"# edited\n")
+    changed = await run_plan(plan, timeout_ms=5000, tail_lines=5)
+    assert (changed.outcome, changed.exit_code) == ("skipped", None)
+    assert changed.reason == f"manifest changed: {manifest}"
+    assert not (tmp_path / "ran").exists()
+
+    (tmp_path / manifest).unlink()
+    gone = await run_plan(plan, timeout_ms=5000, tail_lines=5)
+    assert (gone.outcome, gone.reason) == ("skipped", f"manifest changed: {manifest}")
+
+
+async def test_changed_script_is_skipped(tmp_path: Path) -> None:
+    script = tmp_path / ".gptme" / "verify-completion.sh"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\necho planned\n")
+    script.chmod(0o755)
+    plan = plan_for(
+        tmp_path,
+        ".gptme/verify-completion.sh",
+        source="script",
+        manifest=".gptme/verify-completion.sh",
+        fingerprint=sha(script.read_bytes()),
+    )
+    assert (await run_plan(plan, timeout_ms=5000, tail_lines=5)).tail == ("planned",)
+    script.write_text("#!/bin/sh\necho edited\n")
+    result = await run_plan(plan, timeout_ms=5000, tail_lines=5)
+    assert (result.outcome, result.tail) == ("skipped", ())
+    assert result.reason == "manifest changed: .gptme/verify-completion.sh"
+
+
+# ------------------------------------------------------------------------ LineCleaner
+
+
+def oracle(data: bytes, cap: int) -> list[str]:
+    """The line rules applied to the whole output at once."""
+    text = data.decode("utf-8", "replace")
+    segments = text.split("\n")
+    if segments[-1] == "":
+        segments.pop()
+    lines = []
+    for segment in segments:
+        line = segment.rstrip("\r")
+        line = line[line.rfind("\r") + 1 :]
+        if len(line) > cap:
+            line = line[:cap] + f" [line truncated: {len(line) - cap} more characters dropped]"
+        lines.append(runner._ANSI.sub("", line))
+    return lines
+
+
+def cleaned(chunks: list[bytes], cap: int = LINE_CAP) -> list[str]:
+    cleaner = LineCleaner(cap)
+    out: list[str] = []
+    for chunk in chunks:
+        out.extend(cleaner.feed(chunk))
+    return out + cleaner.finish()
+
+
+@pytest.mark.parametrize(
+    ("chunks", "expected"),
+    [
+        ([b"10%\r20", b"%\r30%\n"], ["30%"]),
+        ([b"a\r", b"\nb\r", b"\n"], ["a", "b"]),
+        ([b"a\r", b"b\n"], ["b"]),
+        ([b"a\r", b"\r", b"\n"], ["a"]),
+        ([b"\xe2\x82", b"\xac\n"], ["\u20ac"]),
+        ([b"\x1b[3", b"1mred\x1b", b"[0m\n"], ["red"]),
+        ([b"\n\n"], ["", ""]),
+        ([b"last"], ["last"]),
+        ([b"\r"], [""]),
+        ([], []),
+    ],
+)
+def test_line_cleaner_chunk_boundaries(chunks: list[bytes], expected: list[str]) -> None:
+    assert cleaned(chunks) == expected
+
+
+def test_line_cleaner_caps_a_line_fed_in_pieces() -> None:
+    assert cleaned([b"abc", b"defg", b"hij\n", b"k\n"], cap=5) == [
+        "abcde [line truncated: 5 more characters dropped]",
+        "k",
+    ]
+    # A carriage return starts the line over, truncation included.
+    assert cleaned([b"abcdefgh", b"ij\rxy\n"], cap=5) == ["xy"]
+
+
+_pieces = st.sampled_from(
+    [
+        *(b"a", b"bc", b"xxxxxxx", b" ", b"\n", b"\r", b"\r\n"),
+        *(b"\x1b[31m", b"\x1b]0;t\x07", b"\x1b"),  # escapes, and a lone ESC
+        *(b"\xc3\xa9", b"\xe2\x82\xac", b"\xff", b"\xc3"),  # multibyte, invalid, cut
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(_pieces, max_size=40),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=8),
+    cap=st.integers(min_value=1, max_value=12),
+)
+def test_line_cleaner_does_not_depend_on_chunking(
+    parts: list[bytes], cuts: list[int], cap: int
+) -> None:
+    data = b"".join(parts)
+    points = sorted({c % (len(data) + 1) for c in cuts})
+    chunks = [data[a:b] for a, b in zip([0, *points], [*points, len(data)])]
+    assert cleaned(chunks, cap) == oracle(data, cap)
