@@ -1,0 +1,189 @@
+"""Problem matchers: a run's output lines -> located problems (SPEC 5, "located ones").
+
+`ProblemCollector` is the `LineSink` the runner feeds. It hands every line to the family
+matchers, most specific first, and resolves what they report against the workspace folder.
+
+Which matcher wins a line: the matchers are asked in a fixed order, pytest, jest/vitest,
+rustc/cargo, tsc, Python traceback, then the generic `path:line[:col]:` matcher. A matcher
+that recognises a line as part of a block it is reading (a pytest failure section, a rustc
+diagnostic, a traceback) claims it, and the matchers after it never see that line. So
+pytest's `tests/test_a.py:8: AssertionError`, or the native traceback it prints with
+`--tb=native`, give only the pytest problem, never a second one from the traceback or the
+generic matcher at another column. Lines nobody claims reach every matcher, so mixed output
+(`mypy . && pytest`) gives the problems of both tools.
+
+Resolution at the collector: a path relative to the folder or absolute (also `./x`) must name
+an existing file inside the folder, else the problem is dropped and counted in `dropped`;
+related locations outside are removed and the problem kept. Paths come out relative to the
+folder, POSIX. Duplicates (same path, line, column, message) are kept once, the order is that
+of first appearance in the output, and at most `limit` problems are returned. Positions are
+1-based; `end_column`, where a tool gives one, is exclusive (LSP's convention, plus one).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import replace
+
+from .base import LineSink, NullSink, Problem, Related
+from .gcc import GccMatcher
+from .jest import JestMatcher
+from .locate import FolderLocator
+from .matcher import MAX_LINE, Matcher
+from .pytest import PytestMatcher
+from .pytraceback import TracebackMatcher
+from .rust import RustMatcher
+from .tsc import TscMatcher
+
+__all__ = [
+    "GccMatcher",
+    "JestMatcher",
+    "LineSink",
+    "NullSink",
+    "Problem",
+    "ProblemCollector",
+    "PytestMatcher",
+    "Related",
+    "RustMatcher",
+    "TracebackMatcher",
+    "TscMatcher",
+    "make_sink",
+]
+
+DEFAULT_LIMIT = 200
+
+
+class ProblemCollector:
+    """Feeds every family matcher and resolves their problems against `folder`.
+
+    Never raises: a matcher that fails is counted in `errors` and not fed again; what it and
+    the others reported before is kept. Counters for the run's log line: `dropped` (paths
+    outside the folder or missing), `duplicates`, `over_limit` (problems past `limit`),
+    `errors`.
+    """
+
+    def __init__(self, folder: str, limit: int = DEFAULT_LIMIT) -> None:
+        self.folder = folder
+        self.limit = max(int(limit), 0)
+        self.dropped = 0
+        self.duplicates = 0
+        self.over_limit = 0
+        self.errors = 0
+        self._index = 0
+        self._result: list[Problem] | None = None
+        self._locator = FolderLocator(folder)
+        self._matchers: list[Matcher] = [
+            PytestMatcher(self._locator),
+            JestMatcher(self._locator),
+            RustMatcher(self._locator),
+            TscMatcher(self._locator),
+            TracebackMatcher(self._locator),
+            GccMatcher(self._locator),
+        ]
+        self._broken: set[int] = set()
+        # Max-heap on (start, arrival) keeping the `limit` earliest problems, bounded memory.
+        self._heap: list[tuple[int, int, tuple[str, int, int, str], Problem]] = []
+        self._keys: dict[tuple[str, int, int, str], int] = {}
+        self._arrival = 0
+
+    def feed(self, line: str) -> None:
+        if self._result is not None:
+            return
+        try:
+            self._feed(line)
+        except Exception:
+            self.errors += 1
+
+    def finish(self) -> list[Problem]:
+        if self._result is not None:
+            return list(self._result)
+        for position, matcher in enumerate(self._matchers):
+            try:
+                matcher.index = self._index
+                matcher.flush()
+            except Exception:
+                self.errors += 1
+                self._broken.add(position)
+            self._drain(matcher)
+        entries = sorted(self._heap, key=lambda entry: (-entry[0], -entry[1]))
+        self._result = [entry[3] for entry in entries]
+        self._heap = []
+        self._keys = {}
+        return list(self._result)
+
+    def _feed(self, line: str) -> None:
+        if not isinstance(line, str):
+            line = str(line)
+        line = line[:MAX_LINE].rstrip("\r\n")
+        for position, matcher in enumerate(self._matchers):
+            if position in self._broken:
+                continue
+            claimed = False
+            try:
+                matcher.index = self._index
+                claimed = matcher.take(line)
+            except Exception:
+                self.errors += 1
+                self._broken.add(position)
+            self._drain(matcher)
+            if claimed:
+                break
+        self._index += 1
+
+    def _drain(self, matcher: Matcher) -> None:
+        try:
+            held = matcher.drain()
+        except Exception:
+            self.errors += 1
+            return
+        for start, problem in held:
+            try:
+                self._accept(start, problem)
+            except Exception:
+                self.errors += 1
+
+    def _accept(self, start: int, problem: Problem) -> None:
+        resolved = self._resolve(problem)
+        if resolved is None:
+            self.dropped += 1
+            return
+        key = (resolved.path, resolved.line, resolved.column, resolved.message)
+        if key in self._keys:
+            self.duplicates += 1
+            return
+        self._arrival += 1
+        entry = (-start, -self._arrival, key, resolved)
+        if len(self._heap) < self.limit:
+            heapq.heappush(self._heap, entry)
+            self._keys[key] = start
+            return
+        if not self._heap or entry <= self._heap[0]:
+            # Not earlier than the latest problem kept: it is past the limit.
+            self.over_limit += 1
+            return
+        evicted = heapq.heapreplace(self._heap, entry)
+        del self._keys[evicted[2]]
+        self._keys[key] = start
+        self.over_limit += 1
+
+    def _resolve(self, problem: Problem) -> Problem | None:
+        path = self._locator.relative(problem.path)
+        if path is None:
+            return None
+        related = []
+        for item in problem.related:
+            where = self._locator.relative(item.path)
+            if where is not None:
+                related.append(replace(item, path=where, line=max(item.line, 1)))
+        return replace(
+            problem,
+            path=path,
+            line=max(problem.line, 1),
+            column=max(problem.column, 1),
+            related=tuple(related),
+        )
+
+
+def make_sink(folder: str) -> ProblemCollector:
+    """The sink a run of `folder` feeds: every matcher, the default limit of 200."""
+    return ProblemCollector(folder)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Protocol
+from typing import Protocol
 
 SEVERITIES = ("error", "warning", "information", "hint")
 
@@ -31,9 +31,9 @@ class Problem:
     column: int
     message: str
     severity: str = "error"
-    code: Optional[str] = None
-    end_line: Optional[int] = None
-    end_column: Optional[int] = None
+    code: str | None = None
+    end_line: int | None = None
+    end_column: int | None = None
     related: tuple[Related, ...] = ()
 
 

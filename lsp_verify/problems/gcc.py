@@ -1,0 +1,154 @@
+"""The `path:line[:col]: [severity:] message` family, the most common shape of all.
+
+gcc and clang (`a.c:6:20: error: ... [-Wfoo]`), mypy (`a.py:3: error: ...  [arg-type]`, also
+with `--show-column-numbers --show-error-end`), ruff and flake8 concise output
+(`a.py:1:8: F401 ...`), pylint (text, whose columns are 0-based, and parseable
+`a.py:1: [W0611(unused-import), ] ...`), go vet (`vet: ./x.go:5:2: ...`), go test
+(`    x_test.go:12: message`, indented, named after the `--- FAIL: TestX` above it), eslint's
+unix format (`a.js:1:7: message [Error/rule]`), GNU make (`Makefile:3: *** ...`) and Python
+warnings (`a.py:3: DeprecationWarning: ...`).
+
+This is the least specific matcher: it sees only lines no other matcher claimed. A path is
+one run of non-blank characters; only Go lines may be indented (as `go test` prints them).
+Notes are reported as information problems of their own: mypy prints free-standing notes
+(`reveal_type`) as well as notes about the error before, and the output does not tell which.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from .base import Problem
+from .matcher import Locator, Matcher, severity_of
+
+_LINE = re.compile(
+    r"(?P<indent>[ \t]*)(?P<vet>vet: )?(?P<path>[^\s:]+):(?P<line>\d{1,9})"
+    r"(?::(?P<col>\d{1,9}))?(?::(?P<eline>\d{1,9}):(?P<ecol>\d{1,9}))?:(?: (?P<rest>.*))?$"
+)
+_SEVERITY = re.compile(
+    r"(?P<sev>fatal error|error|warning|note|info|remark|hint|help)"
+    r"(?:\[(?P<code>[^\]\s]{1,64})\])?:(?: (?P<msg>.*))?$",
+    re.IGNORECASE,
+)
+_LEADING_CODE = re.compile(r"(?P<code>[A-Z]{1,4}\d{1,5})(?::)? (?:\[\*\] )?(?P<msg>.*)$")
+_PYLINT_TEXT = re.compile(r"(?P<code>[CRWEFI]\d{4}): (?P<msg>.*)$")
+_PYLINT_PARSEABLE = re.compile(
+    r"\[(?P<code>[CRWEFI]\d{4})\((?P<symbol>[\w-]{1,64})\), [^\]]*\] (?P<msg>.*)$"
+)
+_KEBAB_CODE = re.compile(r"(?P<code>[a-z][a-z0-9]{0,30}(?:-[a-z0-9]{1,30}){1,8}): (?P<msg>.*)$")
+_PY_WARNING = re.compile(r"(?P<code>[A-Z]\w{0,63}Warning): (?P<msg>.*)$")
+_BRACKET_CODE = re.compile(r"-W[\w=+-]{1,64}$|[a-z][a-z0-9]{0,30}(?:-[a-z0-9]{1,30}){0,8}$")
+_GO_TEST = re.compile(r"\s*(?:--- FAIL:|=== RUN|=== CONT) +(?P<name>\S+)")
+_PYLINT_SEVERITY = {"C": "information", "R": "information", "I": "information", "W": "warning"}
+_NOISE = ("recipe for target",)
+
+
+class GccMatcher(Matcher):
+    def __init__(self, locator: Locator | None = None) -> None:
+        super().__init__(locator)
+        self._go_test: str | None = None
+
+    def take(self, line: str) -> bool:
+        found = _LINE.match(line) if ":" in line else None
+        if found is None:
+            test = _GO_TEST.match(line) if ("--- FAIL:" in line or "=== " in line) else None
+            if test is not None:
+                self._go_test = test.group("name")
+            return False
+        path = found.group("path")
+        if path.isdigit():
+            return False  # a time of day (12:30:45: ...), not a file
+        go = path.endswith(".go")
+        if (found.group("indent") or found.group("vet")) and not go:
+            return False
+        rest = (found.group("rest") or "").strip()
+        if not rest or rest.startswith(_NOISE):
+            return False
+        problem = self._parse(found, path, rest)
+        if go and found.group("indent") and self._go_test and problem.code is None:
+            problem = replace(problem, code=self._go_test)
+        self.emit(self.index, problem)
+        return True
+
+    def _parse(self, found: re.Match[str], path: str, rest: str) -> Problem:
+        line = int(found.group("line"))
+        column = int(found.group("col")) if found.group("col") else 1
+        end_line: int | None = None
+        end_column: int | None = None
+        if found.group("eline"):
+            # mypy --show-error-end gives an inclusive end; ours, like LSP's, is exclusive.
+            end_line = int(found.group("eline"))
+            end_column = int(found.group("ecol")) + 1
+        severity = "error"
+        code: str | None = None
+        message = rest
+        head = _SEVERITY.match(rest)
+        if head is not None:
+            severity = severity_of(head.group("sev"))
+            code = head.group("code")
+            message = (head.group("msg") or "").strip() or rest
+        message, code, severity, zero_based = _codes(message, code, severity, head is None)
+        if zero_based and found.group("col"):
+            column += 1
+        return Problem(
+            path=path,
+            line=max(line, 1),
+            column=max(column, 1),
+            message=message,
+            severity=severity,
+            code=code,
+            end_line=end_line,
+            end_column=end_column,
+        )
+
+
+def _codes(
+    message: str, code: str | None, severity: str, bare: bool
+) -> tuple[str, str | None, str, bool]:
+    """Rule codes at the end (`[arg-type]`, `[-Wunused]`, `[Error/no-var]`) or the start.
+
+    Also says whether the tool counts columns from 0 (pylint does)."""
+    if message.endswith("]"):
+        opening = message.rfind("[")
+        inner = message[opening + 1 : -1] if opening > 0 else ""
+        if opening > 0 and message[opening - 1] == " " and inner and " " not in inner:
+            kind, slash, rule = inner.partition("/")
+            if slash and kind in ("Error", "Warning"):
+                # eslint's unix formatter: its severity word is the only one on the line.
+                return message[:opening].rstrip(), rule or None, severity_of(kind), False
+            if inner in ("Error", "Warning"):
+                return message[:opening].rstrip(), None, severity_of(inner), False
+            if code is None and _BRACKET_CODE.match(inner):
+                return message[:opening].rstrip(), inner, severity, False
+    if not bare or code is not None:
+        return message, code, severity, False
+    parseable = _PYLINT_PARSEABLE.match(message)
+    if parseable is not None:
+        letter = parseable.group("code")[0]
+        return (
+            parseable.group("msg"),
+            parseable.group("code"),
+            _PYLINT_SEVERITY.get(letter, "error"),
+            False,
+        )
+    pylint = _PYLINT_TEXT.match(message)
+    if pylint is not None:
+        letter = pylint.group("code")[0]
+        # pylint counts columns from 0, everyone else from 1.
+        return (
+            pylint.group("msg"),
+            pylint.group("code"),
+            _PYLINT_SEVERITY.get(letter, "error"),
+            True,
+        )
+    leading = _LEADING_CODE.match(message)
+    if leading is not None:
+        return leading.group("msg"), leading.group("code"), severity, False
+    warning = _PY_WARNING.match(message)
+    if warning is not None:
+        return message, warning.group("code"), "warning", False
+    kebab = _KEBAB_CODE.match(message)
+    if kebab is not None:
+        return kebab.group("msg"), kebab.group("code"), severity, False
+    return message, code, severity, False
