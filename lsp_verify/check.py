@@ -1,0 +1,178 @@
+"""`lsp-verify check`: plan, run and report from a terminal, a CI job or an agent's hook.
+
+Exit status: the command's own; 124 on timeout; 3 when there was no plan or the run was
+skipped; 2 for usage errors; 130 when interrupted. `check` asks no approval: the person at
+the terminal asked for the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from lsp_verify.detect import Plan, make_plan
+from lsp_verify.execute import execute_plan
+from lsp_verify.explain import plan_to_json
+from lsp_verify.record import Record
+from lsp_verify.runner import enable_subreaper
+from lsp_verify.settings import (
+    Settings,
+    effective_settings,
+    load_project_file,
+    parse_settings,
+)
+
+EXIT_NO_PLAN = 3
+EXIT_USAGE = 2
+EXIT_TIMEOUT = 124
+EXIT_INTERRUPTED = 130
+
+
+def check_main(args: argparse.Namespace) -> int:
+    folder = Path(args.dir)
+    if not folder.is_dir():
+        print(f"lsp-verify check: {args.dir}: not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    cli_values: dict[str, object] = {}
+    if args.command is not None:
+        cli_values["command"] = args.command
+    if args.timeout_ms is not None:
+        cli_values["timeoutMs"] = args.timeout_ms
+    if args.tail_lines is not None:
+        cli_values["tailLines"] = args.tail_lines
+    editor = parse_settings(cli_values, origin="command line")
+    if editor.messages:
+        for message in editor.messages:
+            print(f"lsp-verify check: {message.text}", file=sys.stderr)
+        return EXIT_USAGE
+
+    folder_path = str(folder.resolve())
+    project = load_project_file(folder_path)
+    if project is not None:
+        for message in project.parsed.messages:
+            where = f":{message.line}" if message.line else ""
+            print(f"lsp-verify: {project.path}{where}: {message.text}", file=sys.stderr)
+    settings = effective_settings(editor, project)
+    plan = make_plan(folder_path, editor, project=project)
+    if plan.command is None:
+        if args.json:
+            print(json.dumps({**plan_to_json(plan), "outcome": "no-plan"}, indent=2))
+        else:
+            print(f"lsp-verify: no plan for {folder_path}: {plan.reason}")
+            print("  (`lsp-verify explain` lists every rule looked at)")
+        return EXIT_NO_PLAN
+
+    enable_subreaper()
+    progress = _Progress(sys.stdout) if sys.stdout.isatty() and not args.json else None
+    record = asyncio.run(_run(plan, settings, progress))
+    if progress is not None:
+        progress.clear()
+    if args.json:
+        print(json.dumps(record.to_json(), indent=2))
+    else:
+        _print_text(record, sys.stdout)
+    return exit_status(record)
+
+
+async def _run(plan: Plan, settings: Settings, progress: _Progress | None) -> Record:
+    cancel = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, cancel.set)
+    ticker = None
+    if progress is not None:
+        progress.command = plan.command or ""
+        ticker = loop.create_task(progress.tick())
+    try:
+        return await execute_plan(
+            plan,
+            settings,
+            trigger="cli",
+            cancel=cancel,
+            on_line=progress.line if progress is not None else None,
+        )
+    finally:
+        if ticker is not None:
+            ticker.cancel()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+
+
+def exit_status(record: Record) -> int:
+    if record.outcome == "passed":
+        return 0
+    if record.outcome == "timed-out":
+        return EXIT_TIMEOUT
+    if record.outcome in ("skipped", "no-plan"):
+        return EXIT_NO_PLAN
+    if record.outcome == "cancelled":
+        return EXIT_INTERRUPTED
+    if record.exit_code:
+        return record.exit_code
+    return 1
+
+
+def outcome_line(record: Record) -> str:
+    seconds = record.duration_ms / 1000
+    what = f"{record.command}  [{record.source}"
+    what += f", {record.manifest}]" if record.manifest else "]"
+    if record.outcome == "passed":
+        return f"verify passed in {seconds:.2f}s: {what}"
+    if record.outcome == "failed" and record.exit_code is None:
+        return f"verify failed (could not run: {record.reason}): {what}"
+    if record.outcome in ("failed", "timed-out"):
+        code = "null" if record.exit_code is None else str(record.exit_code)
+        return f"verify failed (exit {code}) after {seconds:.2f}s: {what}"
+    return f"verify {record.outcome}: {record.reason}: {what}"
+
+
+def _print_text(record: Record, out: TextIO) -> None:
+    print(outcome_line(record), file=out)
+    if not record.failed:
+        return
+    for problem in record.problems:
+        first, *rest = problem.message.splitlines() or [""]
+        print(f"{problem.path}:{problem.line}:{problem.column}: {first}", file=out)
+        for more in rest:
+            print(f"    {more}", file=out)
+    if record.tail:
+        print(f"--- last {len(record.tail)} lines of output ---", file=out)
+        for line in record.tail:
+            print(line, file=out)
+
+
+class _Progress:
+    """One self-rewriting terminal line: elapsed time and the latest output line."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.command = ""
+        self.latest = ""
+        self.started = time.monotonic()
+
+    def line(self, text: str) -> None:
+        if text.strip():
+            self.latest = text.strip()
+
+    async def tick(self) -> None:
+        while True:
+            self.draw()
+            await asyncio.sleep(0.1)
+
+    def draw(self) -> None:
+        width = shutil.get_terminal_size((80, 24)).columns
+        elapsed = time.monotonic() - self.started
+        text = f"{elapsed:6.1f}s  {self.latest or self.command}"
+        self.out.write("\r\x1b[K" + text[: max(10, width - 1)])
+        self.out.flush()
+
+    def clear(self) -> None:
+        self.out.write("\r\x1b[K")
+        self.out.flush()

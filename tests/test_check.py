@@ -1,0 +1,174 @@
+"""`lsp-verify check`: exit codes, text and JSON output (SPEC 9)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.procs import alive_with, unique_sleep
+
+
+def check(
+    folder: Path, *args: str, tmp: Path, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    for name in ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        env[name] = str(tmp / name.lower())
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env["PATH"]
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_verify", "check", str(folder), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+def test_passing_command_exits_0(folder: Path, tmp_path: Path) -> None:
+    done = check(folder, "--command", "echo fine", tmp=tmp_path)
+    assert done.returncode == 0
+    assert done.stdout.startswith("verify passed in ")
+    assert "echo fine" in done.stdout
+
+
+def test_the_commands_own_exit_status(folder: Path, tmp_path: Path) -> None:
+    done = check(folder, "--command", "echo broken; exit 7", tmp=tmp_path)
+    assert done.returncode == 7
+    assert "verify failed (exit 7)" in done.stdout
+    assert done.stdout.rstrip().endswith("broken")
+
+
+def test_timeout_exits_124_and_kills_everything(folder: Path, tmp_path: Path) -> None:
+    marker = unique_sleep()
+    done = check(
+        folder,
+        "--command",
+        f"sleep {marker} & sleep {marker}",
+        "--timeout-ms",
+        "300",
+        "--json",
+        tmp=tmp_path,
+    )
+    assert done.returncode == 124
+    record = json.loads(done.stdout)
+    assert record["outcome"] == "timed-out"
+    assert record["exitCode"] is None
+    assert record["tail"][-1] == "[verify command timed out after 300ms and was killed]"
+    assert alive_with(marker) == []
+
+
+def test_no_plan_exits_3(folder: Path, tmp_path: Path) -> None:
+    done = check(folder, tmp=tmp_path)
+    assert done.returncode == 3
+    assert "no plan" in done.stdout
+    as_json = check(folder, "--json", tmp=tmp_path)
+    assert as_json.returncode == 3
+    assert json.loads(as_json.stdout)["outcome"] == "no-plan"
+
+
+def test_usage_errors_exit_2(folder: Path, tmp_path: Path) -> None:
+    assert check(folder, "--timeout-ms", "0", tmp=tmp_path).returncode == 2
+    assert check(folder, "--tail-lines", "x", tmp=tmp_path).returncode == 2
+    assert check(folder / "missing", tmp=tmp_path).returncode == 2
+
+
+def test_a_missing_command_is_a_failed_record(folder: Path, tmp_path: Path) -> None:
+    done = check(folder, "--command", "nosuch_command_xyz", "--json", tmp=tmp_path)
+    assert done.returncode == 127
+    record = json.loads(done.stdout)
+    assert record["outcome"] == "failed"
+    assert record["exitCode"] == 127
+    assert any("not found" in line for line in record["tail"])
+    assert "Traceback" not in done.stderr
+
+
+def test_json_record_has_every_field(folder: Path, tmp_path: Path) -> None:
+    done = check(
+        folder, "--command", "echo one; echo two", "--tail-lines", "1", "--json", tmp=tmp_path
+    )
+    record = json.loads(done.stdout)
+    assert set(record) >= {
+        "folder",
+        "command",
+        "source",
+        "reason",
+        "manifest",
+        "fingerprint",
+        "steps",
+        "trigger",
+        "startedAt",
+        "durationMs",
+        "exitCode",
+        "outcome",
+        "tail",
+        "problems",
+    }
+    assert record["trigger"] == "cli"
+    assert record["source"] == "settings"
+    assert record["tail"] == ["two"]
+    assert record["startedAt"].endswith("Z")
+
+
+def test_a_skipped_run_exits_3(folder: Path) -> None:
+    # A manifest edited between planning and spawning skips the run (tests/test_runner.py
+    # covers that); here, only how `check` maps that outcome to its exit status.
+    from lsp_verify.check import exit_status
+    from lsp_verify.verifier import not_started_record
+
+    record = not_started_record(str(folder), "cli", "skipped", "manifest changed: x")
+    assert exit_status(record) == 3
+
+
+def test_located_problems_in_text_and_json(folder: Path, tmp_path: Path) -> None:
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    tests = folder / "tests"
+    tests.mkdir()
+    (tests / "test_a.py").write_text(
+        "def helper():\n    return 1\n\n\ndef test_sum():\n    total = helper() + 1\n"
+        "    assert total == 3\n"
+    )
+    done = check(folder, tmp=tmp_path)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    located = [line for line in lines if line.startswith("tests/test_a.py:7:")]
+    assert located, done.stdout
+    assert "test_sum" in located[0]
+    record = json.loads(check(folder, "--json", tmp=tmp_path).stdout)
+    [problem] = record["problems"]
+    assert problem["path"] == "tests/test_a.py"
+    assert problem["line"] == 7
+    assert problem["column"] >= 1
+    assert "assert 2 == 3" in problem["message"]
+    assert set(problem) == {
+        "path",
+        "line",
+        "column",
+        "endLine",
+        "endColumn",
+        "severity",
+        "code",
+        "message",
+    }
+
+
+def test_the_demo_project_fails_where_the_readme_says(tmp_path: Path) -> None:
+    demo = tmp_path / "demo"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "examples" / "demo", demo)
+    done = check(demo, "--json", tmp=tmp_path)
+    assert done.returncode == 1
+    record = json.loads(done.stdout)
+    assert record["runner"] == "pytest"
+    assert [p["path"] for p in record["problems"]] == ["tests/test_calc.py"]

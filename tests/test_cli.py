@@ -1,0 +1,31 @@
+"""The command line's own behaviour (dispatch, usage errors, a closed pipe)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from lsp_verify.cli import main
+
+
+def test_usage_error_exits_2(capsys: object) -> None:
+    assert main(["check", "--timeout-ms", "soon"]) == 2
+
+
+def test_a_reader_that_goes_away_gives_no_traceback(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `lsp-verify explain | head` once head has exited
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "lsp_verify", "explain", str(tmp_path)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=30,
+        )
+    finally:
+        os.close(write_end)
+    assert b"Traceback" not in done.stderr
+    assert done.returncode == 1
