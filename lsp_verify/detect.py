@@ -511,6 +511,39 @@ def has_test_rule(text: str) -> bool:
 
 # --- the sources and the plan -------------------------------------------------------------
 
+# Every path, relative to the folder, that planning may look at. `plan_signature` stats them
+# so that a caller can reuse a plan while none of them changed; a test checks that planning
+# never touches a path missing here.
+PLAN_INPUTS = (
+    PROJECT_FILE,
+    SCRIPT,
+    "pytest.ini",
+    "pyproject.toml",
+    "setup.cfg",
+    "tox.ini",
+    "tox.toml",
+    "package.json",
+    "Cargo.toml",
+    *MAKEFILES,
+    "uv.lock",
+    ".venv/bin/pytest",
+    "venv/bin/pytest",
+)
+
+
+def plan_signature(folder: str) -> tuple[object, ...]:
+    """What a plan of `folder` depends on besides the editor settings: the identity and
+    change times of every input, and PATH (which decides whether `uv` is there)."""
+    signature: list[object] = [os.environ.get("PATH")]
+    for name in PLAN_INPUTS:
+        try:
+            st = os.stat(os.path.join(folder, name))
+        except (OSError, ValueError):
+            signature.append(None)
+        else:
+            signature.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode))
+    return tuple(signature)
+
 
 def make_plan(
     folder: str,

@@ -710,3 +710,44 @@ def test_package_json_with_byte_order_mark(tmp_path: Path) -> None:
 def test_reason_names_the_pytest_table(tmp_path: Path, text: str, table: str) -> None:
     plan = make_plan(str(write(tmp_path, {"pyproject.toml": text})))
     assert f"pyproject.toml has a {table} table" in plan.reason
+
+
+def test_planning_looks_only_at_the_declared_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`plan_signature` is only sound if PLAN_INPUTS lists every path planning touches."""
+    import lsp_verify.detect as detect
+    import lsp_verify.settings as settings_module
+
+    (tmp_path / "uv.lock").write_text("")
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n[tool.tox]\n")
+    (tmp_path / "package.json").write_text('{"scripts": {"test": "x"}}')
+    (tmp_path / "Cargo.toml").write_text("")
+    (tmp_path / "Makefile").write_text("test:\n\ttrue\n")
+    (tmp_path / ".lsp-verify.toml").write_text("autoDetect = true\n")
+    touched: set[str] = set()
+    original_join = os.path.join
+
+    def recording_join(base: str, *parts: str) -> str:
+        if base == str(tmp_path) and parts:
+            touched.add("/".join(parts))
+        return original_join(base, *parts)
+
+    monkeypatch.setattr(detect.os.path, "join", recording_join)
+    monkeypatch.setattr(settings_module.os.path, "join", recording_join)
+    detect.make_plan(str(tmp_path))
+    assert touched, "the recorder saw nothing: the test would pass vacuously"
+    assert touched <= set(detect.PLAN_INPUTS), touched - set(detect.PLAN_INPUTS)
+
+
+def test_plan_signature_changes_with_an_input(tmp_path: Path) -> None:
+    from lsp_verify.detect import plan_signature
+
+    before = plan_signature(str(tmp_path))
+    (tmp_path / "notes.txt").write_text("unrelated")
+    assert plan_signature(str(tmp_path)) == before
+    (tmp_path / "Makefile").write_text("test:\n\ttrue\n")
+    after = plan_signature(str(tmp_path))
+    assert after != before
+    (tmp_path / "Makefile").write_text("test:\n\tfalse\n")
+    assert plan_signature(str(tmp_path)) != after

@@ -1,0 +1,232 @@
+"""The language server as a client sees it: startup, memory, save -> diagnostics, latency.
+
+    python benchmarks/lsp.py [--rounds 30] [--starts 5]
+
+An LSP client over stdio written with the standard library only. It prints:
+- spawn -> initialize response, for lsp-verify and for a do-nothing pygls 2 server, started
+  alternately in the same run (this machine's speed drifts; the ratio is of paired starts);
+- RSS of the server after `initialized`;
+- save -> publishDiagnostics, median and p90 over --rounds saves, for a trivial failing
+  command (`exit 1`), and the bare cost of that command (`sh -c 'exit 1'` from Python);
+- the latency of a cheap request (verify.showLastRun) while a 5 s run is in flight.
+Figures only: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+DO_NOTHING = "from pygls.lsp.server import LanguageServer\nLanguageServer('idle', '1').start_io()\n"
+
+
+class Client:
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
+        self.buffer = b""
+        self.next_id = 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: Any) -> int:
+        self.next_id += 1
+        self.send({"id": self.next_id, "method": method, "params": params})
+        return self.next_id
+
+    def notify(self, method: str, params: Any) -> None:
+        self.send({"method": method, "params": params})
+
+    def read(self, timeout: float = 30) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while True:
+            header_end = self.buffer.find(b"\r\n\r\n")
+            if header_end >= 0:
+                length = 0
+                for line in self.buffer[:header_end].split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                end = header_end + 4 + length
+                if len(self.buffer) >= end:
+                    body = self.buffer[header_end + 4 : end]
+                    self.buffer = self.buffer[end:]
+                    message: dict[str, Any] = json.loads(body)
+                    if "id" in message and "method" in message:  # a request to us: answer it
+                        self.send({"id": message["id"], "result": None})
+                    return message
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                raise TimeoutError("no message from the server")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise EOFError("the server closed its output")
+            self.buffer += chunk
+
+    def wait_response(self, request_id: int) -> dict[str, Any]:
+        while True:
+            message = self.read()
+            if message.get("id") == request_id and "method" not in message:
+                return message
+
+    def wait_method(self, method: str) -> dict[str, Any]:
+        while True:
+            message = self.read()
+            if message.get("method") == method:
+                return message
+
+    def initialize(self, folders: list[Path], options: Any = None) -> float:
+        """Returns seconds from spawn to the initialize response."""
+        rid = self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": folders[0].as_uri(),
+                "workspaceFolders": [{"uri": f.as_uri(), "name": f.name} for f in folders],
+                "capabilities": {"textDocument": {"synchronization": {"didSave": True}}},
+                "initializationOptions": options,
+            },
+        )
+        self.wait_response(rid)
+        elapsed = time.perf_counter() - self.started
+        self.notify("initialized", {})
+        return elapsed
+
+    def rss_mb(self) -> float:
+        with open(f"/proc/{self.proc.pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def close(self) -> None:
+        try:
+            rid = self.request("shutdown", None)
+            self.wait_response(rid)
+            self.notify("exit", None)
+            self.proc.wait(timeout=10)
+        except (OSError, TimeoutError, EOFError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30, help="saves to time")
+    parser.add_argument("--starts", type=int, default=5, help="paired server starts to time")
+    parser.add_argument("--long-run", type=float, default=5.0, help="seconds of the long run")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        env = dict(os.environ)
+        for name in ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+            env[name] = str(root / name.lower())
+        idle = root / "idle_server.py"
+        idle.write_text(DO_NOTHING)
+        quick, slow = root / "quick", root / "slow"
+        quick.mkdir()
+        slow.mkdir()
+        (quick / ".lsp-verify.toml").write_text('command = "exit 1"\n')
+        (slow / ".lsp-verify.toml").write_text(f'command = "sleep {args.long_run}"\n')
+        (quick / "a.txt").write_text("x\n")
+        options = {"confirm": "never"}
+        ours = [sys.executable, "-m", "lsp_verify"]
+        theirs = [sys.executable, str(idle)]
+
+        ratios, our_starts, idle_starts = [], [], []
+        for _ in range(args.starts):
+            a = Client(ours, env)
+            our_time = a.initialize([quick], options)
+            a.close()
+            b = Client(theirs, env)
+            idle_time = b.initialize([quick])
+            idle_rss = b.rss_mb()
+            b.close()
+            our_starts.append(our_time)
+            idle_starts.append(idle_time)
+            ratios.append(our_time / idle_time)
+        print(
+            f"spawn -> initialize: lsp-verify median {statistics.median(our_starts) * 1000:.0f} ms"
+        )
+        print(
+            "spawn -> initialize: do-nothing pygls 2 median "
+            f"{statistics.median(idle_starts) * 1000:.0f} ms"
+        )
+        print(f"spawn -> initialize: median of paired ratios {statistics.median(ratios):.3f}")
+
+        client = Client(ours, env)
+        client.initialize([quick, slow], options)
+        time.sleep(0.5)
+        print(
+            f"RSS after initialized: lsp-verify {client.rss_mb():.1f} MB, "
+            f"do-nothing {idle_rss:.1f} MB"
+        )
+
+        uri = (quick / "a.txt").as_uri()
+        # Alternate a save and a bare run of the same command, round by round, and compare
+        # pairs: the machine's speed drifts too much for two separate series.
+        latencies, bare, differences = [], [], []
+        for _ in range(args.rounds):
+            started = time.perf_counter()
+            client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+            while True:
+                message = client.wait_method("textDocument/publishDiagnostics")
+                if message["params"]["uri"] == uri:
+                    break
+            latencies.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            subprocess.run(["sh", "-c", "exit 1"], cwd=quick)
+            bare.append(time.perf_counter() - started)
+            differences.append(latencies[-1] - bare[-1])
+        print(
+            f"save -> diagnostics: median {statistics.median(latencies) * 1000:.2f} ms, "
+            f"p90 {pct(latencies, 0.9) * 1000:.2f} ms over {args.rounds} saves"
+        )
+        print(f"bare command (sh -c 'exit 1'): median {statistics.median(bare) * 1000:.2f} ms")
+        print(
+            "save -> diagnostics over the bare command, median of paired differences: "
+            f"{statistics.median(differences) * 1000:.2f} ms"
+        )
+
+        client.notify("textDocument/didSave", {"textDocument": {"uri": (slow / "b.txt").as_uri()}})
+        time.sleep(0.5)
+        cheap = []
+        for _ in range(20):
+            started = time.perf_counter()
+            rid = client.request(
+                "workspace/executeCommand", {"command": "verify.showLastRun", "arguments": []}
+            )
+            client.wait_response(rid)
+            cheap.append(time.perf_counter() - started)
+        print(
+            f"verify.showLastRun during a {args.long_run:g} s run: median "
+            f"{statistics.median(cheap) * 1000:.2f} ms, max {max(cheap) * 1000:.2f} ms"
+        )
+        client.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""Diagnostics per document, in layers (SPEC 5), and the diagnostics of one run record.
+
+The server publishes, for a document, the union of its layers: the verify layer (what the
+last finished run found) and the config layer (problems in `.lsp-verify.toml` itself), so
+neither ever wipes the other. A located verify diagnostic remembers the text of its line; when
+an edit changes that line it is withdrawn until the next run, because it no longer points at
+what failed. The summary diagnostic never goes stale.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from lsprotocol import types
+
+from lsp_verify.uris import path_to_uri
+
+if TYPE_CHECKING:  # only types: the server imports this before it answers `initialize`
+    from lsp_verify.problems.base import Problem
+    from lsp_verify.record import Record
+
+VERIFY = "verify"
+CONFIG = "config"
+SOURCE = "verify"
+MAX_LINE_READ = 4 * 1024 * 1024
+
+_SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A diagnostic and, for located ones, the text of its line when it was published."""
+
+    diagnostic: types.Diagnostic
+    anchor: str | None = None
+
+
+LineText = Callable[[str, int], "str | None"]
+
+
+class DiagnosticStore:
+    def __init__(self) -> None:
+        self._layers: dict[str, dict[str, list[Entry]]] = {}
+
+    def union(self, uri: str) -> list[types.Diagnostic]:
+        layers = self._layers.get(uri, {})
+        return [e.diagnostic for layer in (CONFIG, VERIFY) for e in layers.get(layer, [])]
+
+    def uris(self, layer: str) -> set[str]:
+        return {uri for uri, layers in self._layers.items() if layers.get(layer)}
+
+    def entries(self, uri: str, layer: str) -> list[Entry]:
+        return list(self._layers.get(uri, {}).get(layer, []))
+
+    def set(self, uri: str, layer: str, entries: list[Entry]) -> bool:
+        """Replace one layer of one document; True when anything changed."""
+        layers = self._layers.setdefault(uri, {})
+        old = layers.get(layer, [])
+        if old == entries:
+            if not layers:
+                del self._layers[uri]
+            return False
+        if entries:
+            layers[layer] = entries
+        else:
+            layers.pop(layer, None)
+            if not layers:
+                del self._layers[uri]
+        return True
+
+    def replace_layer(
+        self, layer: str, new: dict[str, list[Entry]], scope: Callable[[str], bool]
+    ) -> list[str]:
+        """Set `layer` to `new` for every document `scope` accepts; returns changed URIs."""
+        changed = []
+        for uri in sorted(self.uris(layer) | set(new)):
+            if (uri in new or scope(uri)) and self.set(uri, layer, new.get(uri, [])):
+                changed.append(uri)
+        return changed
+
+    def withdraw_stale(self, uri: str, line_text: Callable[[int], str | None]) -> bool:
+        """Drop located verify diagnostics whose line no longer reads as it did."""
+        entries = self.entries(uri, VERIFY)
+        kept = [
+            e
+            for e in entries
+            if e.anchor is None or line_text(e.diagnostic.range.start.line) == e.anchor
+        ]
+        if len(kept) == len(entries):
+            return False
+        return self.set(uri, VERIFY, kept)
+
+
+def summary_message(record: Record) -> str:
+    code = "null" if record.exit_code is None else str(record.exit_code)
+    return f"verify failed (exit {code}):\n" + "\n".join(record.tail)
+
+
+def record_entries(
+    record: Record, summary_uri: str | None, line_text: LineText
+) -> dict[str, list[Entry]]:
+    """The verify layer a failed run leaves: located problems plus the summary."""
+    out: dict[str, list[Entry]] = {}
+    for problem in record.problems:
+        uri = path_to_uri(os.path.join(record.folder, problem.path))
+        out.setdefault(uri, []).append(_located(problem, uri, record.folder, line_text))
+    if summary_uri is not None:
+        zero = types.Position(line=0, character=0)
+        summary = types.Diagnostic(
+            range=types.Range(start=zero, end=zero),
+            message=summary_message(record),
+            severity=types.DiagnosticSeverity.Error,
+            source=SOURCE,
+            code=record.outcome,
+        )
+        out.setdefault(summary_uri, []).append(Entry(summary))
+    return out
+
+
+def _located(problem: Problem, uri: str, folder: str, line_text: LineText) -> Entry:
+    line = max(problem.line - 1, 0)
+    text = line_text(uri, line)
+    start_char = max(problem.column - 1, 0)
+    if problem.end_line is not None and problem.end_column is not None:
+        end = types.Position(line=max(problem.end_line - 1, 0), character=problem.end_column - 1)
+    else:
+        # No end given: mark the rest of the line, so the editor has something to underline.
+        end_char = len(text) if text is not None and len(text) > start_char else start_char
+        end = types.Position(line=line, character=end_char)
+    related = [
+        types.DiagnosticRelatedInformation(
+            location=types.Location(
+                uri=path_to_uri(os.path.join(folder, r.path)),
+                range=types.Range(
+                    start=types.Position(line=max(r.line - 1, 0), character=max(r.column - 1, 0)),
+                    end=types.Position(line=max(r.line - 1, 0), character=max(r.column - 1, 0)),
+                ),
+            ),
+            message=r.message,
+        )
+        for r in problem.related
+    ]
+    diagnostic = types.Diagnostic(
+        range=types.Range(start=types.Position(line=line, character=start_char), end=end),
+        message=problem.message,
+        severity=_SEVERITY.get(problem.severity, types.DiagnosticSeverity.Error),
+        source=SOURCE,
+        code=problem.code,
+        related_information=related or None,
+    )
+    return Entry(diagnostic, anchor=text if text is not None else "")
+
+
+def read_line(path: str, line: int) -> str | None:
+    """Line `line` (0-based) of a file on disk, or None when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_LINE_READ)
+    except OSError:
+        return None
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return lines[line] if 0 <= line < len(lines) else None
+
+
+def config_entries(messages: Iterable[tuple[str, int | None]]) -> list[Entry]:
+    """Diagnostics for problems in `.lsp-verify.toml` (message, 1-based line or None)."""
+    out = []
+    for text, line in messages:
+        pos = types.Position(line=max((line or 1) - 1, 0), character=0)
+        out.append(
+            Entry(
+                types.Diagnostic(
+                    range=types.Range(start=pos, end=pos),
+                    message=text,
+                    severity=types.DiagnosticSeverity.Warning,
+                    source=SOURCE,
+                )
+            )
+        )
+    return out

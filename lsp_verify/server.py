@@ -1,0 +1,830 @@
+"""The language server: LSP wiring only (SPEC 3, 5, 6, 8).
+
+Everything it does is delegated: settings and plans to `settings`/`detect`, scheduling to the
+per-folder `FolderVerifier`, processes to `execute`/`runner`, diagnostics layers to
+`diagnostics`. This is the only module that imports pygls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.lsp.server import LanguageServer
+
+from lsp_verify import __version__
+from lsp_verify.diagnostics import (
+    CONFIG,
+    VERIFY,
+    DiagnosticStore,
+    Entry,
+    config_entries,
+    read_line,
+    record_entries,
+)
+from lsp_verify.globs import matches_any
+from lsp_verify.record import Record, record_for_plan
+from lsp_verify.settings import (
+    ParsedSettings,
+    ProjectFile,
+    Settings,
+    SettingsMessage,
+    effective_settings,
+    load_project_file,
+    parse_settings,
+)
+from lsp_verify.uris import path_to_uri, relative_to, uri_to_path
+from lsp_verify.verifier import FolderVerifier, RunRequest
+
+if TYPE_CHECKING:
+    from lsp_verify.detect import Plan
+    from lsp_verify.trust import TrustStore
+
+# What only a run needs (the detector, the runner, the matchers, the trust store) is imported
+# after `initialize` has been answered, so that the editor gets its answer sooner; see
+# `_import_run_modules`, called from `initialized`.
+
+log = logging.getLogger("lsp_verify")
+
+STATUS_METHOD = "verify/status"
+PROJECT_FILE = ".lsp-verify.toml"
+PROGRESS_INTERVAL = 0.2  # at most five progress reports a second
+RUN_ONCE, ALWAYS, DONT_RUN = "Run once", "Always for this plan", "Don't run"
+HOW_TO_APPROVE = (
+    "approve it with the verify.approve command or `lsp-verify approve`, "
+    "or set verify.command in the editor settings"
+)
+
+
+@dataclass(eq=False)
+class Folder:
+    """One workspace folder: its settings as the editor gave them, and its verifier."""
+
+    path: str
+    uri: str
+    verifier: FolderVerifier
+    editor: ParsedSettings | None = None
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    plan: Plan | None = None
+    project_cache: tuple[tuple[int, ...] | None, ProjectFile | None] | None = None
+    plan_cache: tuple[object, tuple[object, ...], Plan] | None = None
+
+
+class VerifyServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "lsp-verify",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.folders: dict[str, Folder] = {}
+        self.store = DiagnosticStore()
+        self.init_settings: object = None
+        self.workspace_trusted = True
+        self.closing = False
+        self._warned: set[str] = set()
+        self._progress: dict[str, asyncio.Event] = {}
+        self._trust: TrustStore | None = None
+
+    @property
+    def trust(self) -> TrustStore:
+        if self._trust is None:
+            from lsp_verify.trust import TrustStore
+
+            self._trust = TrustStore()
+        return self._trust
+
+    # ----- capabilities of the client -----
+
+    def _client_has(self, *path: str) -> bool:
+        node: Any = self.client_capabilities
+        for name in path:
+            node = getattr(node, name, None)
+            if node is None:
+                return False
+        return bool(node)
+
+    @property
+    def client_capabilities(self) -> types.ClientCapabilities:
+        return self.protocol.client_capabilities
+
+    # ----- folders -----
+
+    def add_folder(self, uri: str) -> Folder | None:
+        path = uri_to_path(uri)
+        if path is None:
+            self.log(f"ignoring workspace folder {uri}: not a file:// folder")
+            return None
+        if path in self.folders:
+            return self.folders[path]
+
+        def on_record(record: Record) -> None:
+            self._on_record(folder, record)
+
+        def on_state(state: str) -> None:
+            # Sent on the next loop turn, so that a trigger spawns its command first.
+            asyncio.get_running_loop().call_soon(self._send_status, folder, self._status(folder))
+
+        verifier = FolderVerifier(path, self._job, on_record=on_record, on_state=on_state)
+        folder = Folder(path=path, uri=uri, verifier=verifier)
+        self.folders[path] = folder
+        return folder
+
+    def folder_of(self, path: str) -> Folder | None:
+        """The innermost workspace folder holding `path`."""
+        best: Folder | None = None
+        for folder in self.folders.values():
+            if relative_to(folder.path, path) is not None and (
+                best is None or len(folder.path) > len(best.path)
+            ):
+                best = folder
+        return best
+
+    # ----- settings -----
+
+    async def load_settings(self, folders: list[Folder]) -> None:
+        """Ask the client for each folder's `verify` section, where it can answer."""
+        if folders and self._client_has("workspace", "configuration"):
+            items = [types.ConfigurationItem(scope_uri=f.uri, section="verify") for f in folders]
+            try:
+                answers: list[Any] = list(
+                    await self.workspace_configuration_async(types.ConfigurationParams(items=items))
+                )
+            except Exception as exc:  # a client that fails the request keeps init options
+                self.log(f"workspace/configuration failed: {exc}")
+                answers = [None] * len(folders)
+            for folder, answer in zip(folders, answers):
+                value = answer if answer not in (None, {}) else self.init_settings
+                folder.editor = self._parse(value, "settings")
+        else:
+            for folder in folders:
+                folder.editor = self._parse(self.init_settings, "initializationOptions")
+        for folder in folders:
+            folder.ready.set()
+
+    def _parse(self, value: object, origin: str) -> ParsedSettings:
+        parsed = parse_settings(value, origin)
+        for message in parsed.messages:
+            self.warn_once(message.text)
+        return parsed
+
+    def warn_once(self, text: str) -> None:
+        """A settings problem is shown once (showMessage) and logged, never repeated."""
+        if text in self._warned:
+            return
+        self._warned.add(text)
+        self.log(text, types.MessageType.Warning)
+        if not self.closing:
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=text)
+            )
+
+    def folder_settings(self, folder: Folder) -> tuple[Settings, ProjectFile | None]:
+        project = self._project_file(folder)
+        return effective_settings(folder.editor, project), project
+
+    def _project_file(self, folder: Folder) -> ProjectFile | None:
+        """`.lsp-verify.toml`, read again only when its stat changes (every save asks).
+
+        A cache that misses an edit (same size within the clock's granularity) is still
+        safe: the runner compares the plan's fingerprint with the bytes before spawning, and
+        a skipped run drops the cache."""
+        path = os.path.join(folder.path, PROJECT_FILE)
+        try:
+            st = os.stat(path)
+            signature: tuple[int, ...] | None = (
+                st.st_ino,
+                st.st_size,
+                st.st_mtime_ns,
+                st.st_ctime_ns,
+            )
+        except OSError:
+            signature = None
+        cached = folder.project_cache
+        if cached is not None and cached[0] == signature:
+            return cached[1]
+        project = load_project_file(folder.path)
+        folder.project_cache = (signature, project)
+        self._publish_config_layer(folder, project)
+        return project
+
+    def _publish_config_layer(self, folder: Folder, project: ProjectFile | None) -> None:
+        uri = path_to_uri(os.path.join(folder.path, PROJECT_FILE))
+        messages: tuple[SettingsMessage, ...] = project.parsed.messages if project else ()
+        entries = config_entries((m.text, m.line) for m in messages)
+        if self.store.set(uri, CONFIG, entries):
+            self._publish(uri)
+
+    # ----- triggers -----
+
+    def on_save(self, uri: str, trigger: str = "save") -> None:
+        path = uri_to_path(uri)
+        folder = self.folder_of(path) if path is not None else None
+        if folder is None or path is None:
+            self.log(f"{uri}: outside every workspace folder; not verified")
+            return
+        if folder.ready.is_set():
+            # The usual case, handled at once: every loop turn before the spawn is latency.
+            self._gate_trigger(folder, path, uri, trigger)
+        else:  # a save before the client answered workspace/configuration waits for it
+            asyncio.get_running_loop().create_task(
+                self._trigger_when_ready(folder, path, uri, trigger)
+            )
+
+    async def _trigger_when_ready(self, folder: Folder, path: str, uri: str, trigger: str) -> None:
+        await folder.ready.wait()
+        self._gate_trigger(folder, path, uri, trigger)
+
+    def _gate_trigger(self, folder: Folder, path: str, uri: str, trigger: str) -> None:
+        """runOn and globs decide whether this trigger runs anything (SPEC 3)."""
+        settings, _ = self.folder_settings(folder)
+        if settings.run_on == "manual":
+            return
+        rel = relative_to(folder.path, path) or ""
+        if not matches_any(settings.globs, rel):
+            return
+        folder.verifier.trigger(trigger, uri)
+
+    # ----- one run -----
+
+    async def _job(self, request: RunRequest) -> Record:
+        from lsp_verify.execute import execute_plan
+
+        folder = self.folders.get(request.folder)
+        if folder is None:  # removed while queued
+            return _dropped(request, "workspace folder was removed")
+        await folder.ready.wait()
+        settings, project = self.folder_settings(folder)
+        plan = self._plan(folder, project)
+        folder.plan = plan
+        if plan.command is None:
+            return record_for_plan(
+                plan, trigger=request.trigger, outcome="no-plan", document=request.document
+            )
+        refusal = await self.approve(folder, plan, settings, request)
+        if refusal is not None:
+            return record_for_plan(
+                plan,
+                trigger=request.trigger,
+                outcome="declined",
+                reason=refusal,
+                document=request.document,
+            )
+        if request.cancel.is_set():
+            return record_for_plan(
+                plan, trigger=request.trigger, outcome="cancelled", document=request.document
+            )
+        progress = self._begin_progress(plan, request.cancel)
+        outcome = "cancelled"
+        try:
+            record = await execute_plan(
+                plan,
+                settings,
+                trigger=request.trigger,
+                document=request.document,
+                cancel=request.cancel,
+                on_line=progress.line if progress else None,
+            )
+            outcome = record.outcome
+            return record
+        finally:
+            if progress is not None:
+                progress.end(outcome)
+
+    def _plan(self, folder: Folder, project: ProjectFile | None) -> Plan:
+        """The folder's plan, made again only when the editor settings or one of the files
+        planning reads changed (the runner still checks the manifest's bytes before it
+        spawns, so a change the stat missed skips the run rather than running stale)."""
+        from lsp_verify.detect import make_plan, plan_signature
+
+        signature = plan_signature(folder.path)
+        cached = folder.plan_cache
+        if cached is not None and cached[0] is folder.editor and cached[1] == signature:
+            return cached[2]
+        plan = make_plan(folder.path, folder.editor, project=project)
+        folder.plan_cache = (folder.editor, signature, plan)
+        return plan
+
+    async def approve(
+        self, folder: Folder, plan: Plan, settings: Settings, request: RunRequest
+    ) -> str | None:
+        """The trust gate (SPEC 7): None to run, or why the plan does not run."""
+        from lsp_verify.trust import describe, gate, needs_question, plan_fingerprint
+
+        decision = gate(
+            plan,
+            self.trust,
+            confirm=settings.confirm,
+            run_now=request.trigger == "runNow",
+            workspace_trusted=self.workspace_trusted,
+        )
+        self._trust_warnings()
+        if decision.action == "run":
+            if settings.confirm == "never" and needs_question(plan):
+                key = f"never:{folder.path}:{plan_fingerprint(plan)}"
+                if key not in self._warned:
+                    self._warned.add(key)
+                    self.log(f'confirm is "never": running {plan.command!r} without asking')
+            return None
+        if decision.action == "decline":
+            return f"{decision.why}; {HOW_TO_APPROVE}"
+        if not self._client_has("window", "show_message"):
+            return f"this editor cannot answer a question; {HOW_TO_APPROVE}"
+        actions = [RUN_ONCE, *([ALWAYS] if decision.offer_always else []), DONT_RUN]
+        text = "verify wants to run a command from this repository:\n" + "\n".join(describe(plan))
+        try:
+            answer = await self.window_show_message_request_async(
+                types.ShowMessageRequestParams(
+                    type=types.MessageType.Warning,
+                    message=text,
+                    actions=[types.MessageActionItem(title=a) for a in actions],
+                )
+            )
+        except Exception as exc:  # a client that errors on the question declines
+            self.log(f"window/showMessageRequest failed: {exc}")
+            answer = None
+        # Saves that came while the question was open are answered by this run.
+        request.absorb()
+        title = answer.title if answer is not None else None
+        if title == ALWAYS:
+            await asyncio.to_thread(self.trust.approve, plan)
+        elif title == DONT_RUN:
+            await asyncio.to_thread(self.trust.refuse, plan)
+        self._trust_warnings()
+        if title in (RUN_ONCE, ALWAYS):
+            return None
+        if title == DONT_RUN:
+            return f"you chose not to run it; {HOW_TO_APPROVE}"
+        return f"the question was dismissed; {HOW_TO_APPROVE}"
+
+    def _trust_warnings(self) -> None:
+        for warning in self.trust.take_warnings():
+            self.warn_once(warning)
+
+    # ----- results -----
+
+    def _on_record(self, folder: Folder, record: Record) -> None:
+        if record.outcome == "skipped":
+            folder.project_cache = None
+            folder.plan_cache = None
+        # Diagnostics first: they are what the user waits for; the log line can follow.
+        self._publish_record(folder, record)
+        self.log(_log_line(record), _log_type(record))
+
+    def _publish_record(self, folder: Folder, record: Record) -> None:
+        if record.outcome == "passed":
+            self._replace_verify_layer(folder, {})
+        elif record.failed:
+            summary = record.document or self._fallback_summary_uri(folder, record)
+            self._replace_verify_layer(folder, record_entries(record, summary, self._line_text))
+        # cancelled, declined, skipped and no-plan runs speak only through the record.
+
+    def _fallback_summary_uri(self, folder: Folder, record: Record) -> str:
+        manifest = record.manifest or PROJECT_FILE
+        return path_to_uri(os.path.join(folder.path, manifest))
+
+    def _replace_verify_layer(self, folder: Folder, entries: dict[str, list[Entry]]) -> None:
+        def in_folder(uri: str) -> bool:
+            path = uri_to_path(uri)
+            return path is not None and self.folder_of(path) is folder
+
+        changed = self.store.replace_layer(VERIFY, entries, in_folder)
+        # Every finished failing run speaks, even when its verdict equals the last one: the
+        # client learns the run ended and saw the latest files.
+        for uri in sorted(set(changed) | set(entries)):
+            self._publish(uri)
+
+    def _line_text(self, uri: str, line: int) -> str | None:
+        doc = self.workspace.text_documents.get(uri)
+        if doc is not None:
+            lines = doc.lines
+            return lines[line].rstrip("\r\n") if 0 <= line < len(lines) else None
+        path = uri_to_path(uri)
+        return read_line(path, line) if path is not None else None
+
+    def _publish(self, uri: str) -> None:
+        if self.closing:
+            return
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=self.store.union(uri))
+        )
+
+    def on_change(self, uri: str) -> None:
+        if self.store.withdraw_stale(uri, lambda line: self._line_text(uri, line)):
+            self._publish(uri)
+
+    # ----- status, log, progress -----
+
+    def _status(self, folder: Folder) -> dict[str, Any]:
+        """The `verify/status` of a folder as it is now (SPEC 5)."""
+        last = folder.verifier.last_record
+        plan = folder.plan
+        return {
+            "folder": folder.uri,
+            "state": folder.verifier.state,
+            "lastOutcome": last.outcome if last else None,
+            "needsApproval": last is not None and last.outcome == "declined",
+            "command": plan.command if plan else (last.command if last else None),
+        }
+
+    def _send_status(self, folder: Folder, status: dict[str, Any] | None = None) -> None:
+        if not self.closing:
+            self.protocol.notify(STATUS_METHOD, status or self._status(folder))
+
+    def log(self, text: str, kind: types.MessageType = types.MessageType.Log) -> None:
+        log.info("%s", text)
+        if not self.closing:
+            self.window_log_message(types.LogMessageParams(type=kind, message=text))
+
+    def _begin_progress(self, plan: Plan, cancel: asyncio.Event) -> _Progress | None:
+        if not self._client_has("window", "work_done_progress"):
+            return None
+        token = f"verify-{uuid.uuid4().hex}"
+        self._progress[token] = cancel
+        # Not awaited: the command starts at once; the client sees create before begin anyway.
+        self.protocol.send_request(
+            types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+            types.WorkDoneProgressCreateParams(token=token),
+        )
+        progress = _Progress(self, token)
+        progress.send(
+            types.WorkDoneProgressBegin(
+                title="verify", message=plan.command, cancellable=True, percentage=None
+            )
+        )
+        return progress
+
+    def cancel_progress(self, token: str) -> None:
+        cancel = self._progress.get(token)
+        if cancel is not None:
+            cancel.set()
+
+    # ----- commands -----
+
+    def target(self, args: tuple[Any, ...]) -> tuple[Folder | None, str | None]:
+        """Folder and document named by a command's arguments (none, [], [uri], [{uri}])."""
+        uri = _uri_argument(args)
+        if uri is None:
+            return self._default_folder(), None
+        path = uri_to_path(uri)
+        if path is None:
+            return None, None
+        if path in self.folders:
+            return self.folders[path], None
+        folder = self.folder_of(path)
+        return folder, (uri if folder is not None and not os.path.isdir(path) else None)
+
+    def _default_folder(self) -> Folder | None:
+        folders = list(self.folders.values())
+        recent = [f for f in folders if f.verifier.last_document is not None]
+        candidates = recent or folders
+        return candidates[0] if candidates else None
+
+    async def close_all(self) -> None:
+        await asyncio.gather(
+            *(f.verifier.close() for f in list(self.folders.values())), return_exceptions=True
+        )
+
+
+class _Progress:
+    """A work-done progress for one run: begin, reports at most every 200 ms, end."""
+
+    def __init__(self, server: VerifyServer, token: str) -> None:
+        self.server = server
+        self.token = token
+        self.last = 0.0
+
+    def send(self, value: Any) -> None:
+        if not self.server.closing:
+            self.server.protocol.notify(
+                types.PROGRESS, types.ProgressParams(token=self.token, value=value)
+            )
+
+    def line(self, text: str) -> None:
+        now = time.monotonic()
+        if text.strip() and now - self.last >= PROGRESS_INTERVAL:
+            self.last = now
+            self.send(types.WorkDoneProgressReport(message=text[:200], cancellable=True))
+
+    def end(self, outcome: str) -> None:
+        self.server._progress.pop(self.token, None)
+        self.send(types.WorkDoneProgressEnd(message=outcome))
+
+
+def _dropped(request: RunRequest, reason: str) -> Record:
+    from lsp_verify.verifier import not_started_record
+
+    return not_started_record(request.folder, request.trigger, "cancelled", reason)
+
+
+def _log_line(record: Record) -> str:
+    code = "null" if record.exit_code is None else str(record.exit_code)
+    return (
+        f"verify {record.outcome} (exit {code}) in {record.duration_ms} ms: "
+        f"{record.command or '-'} [{record.folder}]"
+        + (f" ({record.reason})" if record.outcome not in ("passed", "failed") else "")
+    )
+
+
+def _log_type(record: Record) -> types.MessageType:
+    if record.failed:
+        return types.MessageType.Warning
+    return types.MessageType.Info
+
+
+def _uri_argument(args: tuple[Any, ...]) -> str | None:
+    for arg in args:
+        if isinstance(arg, str):
+            return arg
+        if isinstance(arg, dict):
+            for key in ("uri", "folder", "document"):
+                if isinstance(arg.get(key), str):
+                    return str(arg[key])
+            doc = arg.get("textDocument")
+            if isinstance(doc, dict) and isinstance(doc.get("uri"), str):
+                return str(doc["uri"])
+        if isinstance(arg, list):
+            found = _uri_argument(tuple(arg))
+            if found is not None:
+                return found
+    return None
+
+
+def _split_init_options(options: object) -> tuple[object, bool | None]:
+    """The `verify` settings and the trust flag from initializationOptions."""
+    trusted: bool | None = None
+    if isinstance(options, dict):
+        flag = options.get("workspaceTrusted")
+        if isinstance(flag, bool):
+            trusted = flag
+        if "verify" in options:
+            return options["verify"], trusted
+        rest = {k: v for k, v in options.items() if k != "workspaceTrusted"}
+        return (rest or None), trusted
+    return options, trusted
+
+
+# ----- wiring -----
+
+
+def build_server() -> VerifyServer:
+    server = VerifyServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: VerifyServer, params: types.InitializeParams) -> None:
+        value, trusted = _split_init_options(params.initialization_options)
+        ls.init_settings = value
+        if trusted is not None:
+            ls.workspace_trusted = trusted
+        folders = params.workspace_folders or []
+        for wf in folders:
+            ls.add_folder(wf.uri)
+        if not folders:
+            root = params.root_uri or (path_to_uri(params.root_path) if params.root_path else None)
+            if root:
+                ls.add_folder(root)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: VerifyServer, params: types.InitializedParams) -> None:
+        _import_run_modules()
+        await ls.load_settings(list(ls.folders.values()))
+        for folder in ls.folders.values():
+            ls.folder_settings(folder)
+            ls._send_status(folder)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(
+        ls: VerifyServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        settings = params.settings
+        if isinstance(settings, dict):
+            trusted = settings.get("workspaceTrusted")
+            if isinstance(trusted, bool):
+                ls.workspace_trusted = trusted
+            if "verify" in settings:
+                ls.init_settings = settings["verify"]
+        await ls.load_settings(list(ls.folders.values()))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_folders(
+        ls: VerifyServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        for removed in params.event.removed:
+            path = uri_to_path(removed.uri)
+            folder = ls.folders.pop(path, None) if path else None
+            if folder is not None:
+                await folder.verifier.close()
+                folder.verifier.last_record = None
+                ls._replace_verify_layer(folder, {})
+        added = [f for f in (ls.add_folder(a.uri) for a in params.event.added) if f]
+        await ls.load_settings(added)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: VerifyServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.on_save(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: VerifyServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.on_change(params.text_document.uri)
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def progress_cancel(ls: VerifyServer, params: types.WorkDoneProgressCancelParams) -> None:
+        ls.cancel_progress(str(params.token))
+
+    @server.command("verify.runNow")
+    async def run_now(ls: VerifyServer, *args: Any) -> Any:
+        folder, document = ls.target(args)
+        if folder is None:
+            return None
+        await folder.ready.wait()
+        record = await folder.verifier.run_now(document)
+        return record.to_json()
+
+    @server.command("verify.cancel")
+    async def cancel(ls: VerifyServer, *args: Any) -> Any:
+        folders = (
+            [ls.target(args)[0]] if _uri_argument(args) is not None else list(ls.folders.values())
+        )
+        cancelled: list[Record] = []
+        for folder in folders:
+            if folder is not None:
+                cancelled.extend(await folder.verifier.cancel())
+        return [r.to_json() for r in cancelled]
+
+    @server.command("verify.showLastRun")
+    def show_last_run(ls: VerifyServer, *args: Any) -> Any:
+        if _uri_argument(args) is None and len(ls.folders) > 1:
+            return [
+                f.verifier.last_record.to_json()
+                for f in ls.folders.values()
+                if f.verifier.last_record is not None
+            ]
+        folder = ls.target(args)[0]
+        record = folder.verifier.last_record if folder is not None else None
+        return record.to_json() if record is not None else None
+
+    @server.command("verify.explain")
+    async def explain(ls: VerifyServer, *args: Any) -> Any:
+        from lsp_verify.detect import make_plan
+        from lsp_verify.explain import plan_to_json
+
+        folder = ls.target(args)[0]
+        if folder is None:
+            return None
+        await folder.ready.wait()
+        settings, project = ls.folder_settings(folder)
+        plan = make_plan(folder.path, folder.editor, project=project)
+        return {**plan_to_json(plan), "settings": _settings_json(settings)}
+
+    @server.command("verify.approve")
+    async def approve(ls: VerifyServer, *args: Any) -> Any:
+        from lsp_verify.detect import make_plan
+        from lsp_verify.trust import needs_question, plan_fingerprint
+
+        folder = ls.target(args)[0]
+        if folder is None:
+            return None
+        await folder.ready.wait()
+        _, project = ls.folder_settings(folder)
+        plan = make_plan(folder.path, folder.editor, project=project)
+        if not needs_question(plan):
+            return {"approved": False, "reason": "nothing to approve: " + plan.reason}
+        stored = await asyncio.to_thread(ls.trust.approve, plan)
+        ls._trust_warnings()
+        return {
+            "approved": stored,
+            "command": plan.command,
+            "fingerprint": plan_fingerprint(plan),
+        }
+
+    @server.command("verify.revoke")
+    async def revoke(ls: VerifyServer, *args: Any) -> Any:
+        folder = ls.target(args)[0]
+        if folder is None:
+            return None
+        removed = await asyncio.to_thread(ls.trust.revoke, folder.path)
+        ls._trust_warnings()
+        return {"revoked": removed}
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: VerifyServer, params: None) -> None:
+        await ls.close_all()
+
+    @server.feature(types.EXIT)
+    def exit_(ls: VerifyServer, params: None) -> None:
+        ls.closing = True
+
+    return server
+
+
+def _settings_json(settings: Settings) -> dict[str, Any]:
+    return {
+        "command": settings.command,
+        "globs": list(settings.globs),
+        "timeoutMs": settings.timeout_ms,
+        "runOn": settings.run_on,
+        "tailLines": settings.tail_lines,
+        "autoDetect": settings.auto_detect,
+        "confirm": settings.confirm,
+    }
+
+
+# ----- stdio transport -----
+
+
+class _StreamReader:
+    """pygls' reader interface over an asyncio StreamReader on stdin.
+
+    pygls' own stdin reader goes through a worker thread per read, so a burst of
+    notifications trickles in one by one; reading on the event loop sees them together.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    async def readline(self) -> bytes:
+        try:
+            return await self._reader.readline()
+        except (ValueError, asyncio.LimitOverrunError):
+            return b""
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await self._reader.readexactly(n)
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial
+
+
+async def _stdin_reader(server: VerifyServer) -> Any:
+    stdin = sys.stdin.buffer
+    try:
+        shares_stdout = os.path.sameopenfile(stdin.fileno(), sys.stdout.fileno())
+    except (OSError, ValueError):
+        shares_stdout = True
+    if not shares_stdout:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+            return _StreamReader(reader)
+        except (OSError, ValueError):
+            pass
+    # A regular file or a socket shared with stdout: read through a thread instead.
+    return StdinAsyncReader(stdin, server.thread_pool)
+
+
+async def _serve_stdio(server: VerifyServer) -> None:
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    if main is not None:
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(signum, main.cancel)
+    reader = await _stdin_reader(server)
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    server._stop_event = threading.Event()
+    try:
+        await run_async(
+            stop_event=server._stop_event,
+            reader=reader,
+            protocol=server.protocol,
+            logger=log,
+            error_handler=server.report_server_error,
+        )
+    except asyncio.CancelledError:
+        pass
+    finally:
+        # stdin EOF, exit, SIGTERM: nothing the server started may outlive it.
+        server.closing = True
+        await server.close_all()
+
+
+def _import_run_modules() -> None:
+    """Import what a run needs, and make the server the subreaper of what runs start."""
+    import lsp_verify.detect
+    import lsp_verify.execute
+    import lsp_verify.explain
+    import lsp_verify.trust  # noqa: F401
+    from lsp_verify.runner import enable_subreaper
+
+    enable_subreaper()
+
+
+def serve() -> int:
+    server = build_server()
+    try:
+        asyncio.run(_serve_stdio(server))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 1
+    return 0

@@ -1,0 +1,38 @@
+"""file:// URIs and paths, without pygls (the core must not import it)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+
+def uri_to_path(uri: str) -> str | None:
+    """The absolute path of a file:// URI, or None for any other scheme or a malformed URI."""
+    try:
+        parsed = urlparse(uri)
+    except ValueError:
+        return None
+    if parsed.scheme != "file":
+        return None
+    path = unquote(parsed.path)
+    if parsed.netloc and parsed.netloc != "localhost":
+        path = f"//{parsed.netloc}{path}"
+    if not path.startswith("/"):
+        return None
+    return os.path.normpath(path)
+
+
+def path_to_uri(path: str) -> str:
+    return Path(path).absolute().as_uri()
+
+
+def relative_to(folder: str, path: str) -> str | None:
+    """`path` relative to `folder`, `/`-separated, or None when it lies outside."""
+    try:
+        rel = os.path.relpath(path, folder)
+    except ValueError:
+        return None
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
+        return None
+    return rel.replace(os.sep, "/")
