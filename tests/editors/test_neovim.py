@@ -1,0 +1,59 @@
+"""Neovim 0.7+ drives the installed lsp-verify with the module docs/editors.md shows.
+
+The driver (nvim/drive.lua) goes through a user's steps in headless Neovim: open, edit,
+write, read vim.diagnostic.get(), verify.runNow through the client, fix, write, and the
+:VerifyRunNow command. These tests judge what it saw.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.editors import harness
+
+NVIM_DIR = harness.HERE / "nvim"
+
+
+def _nvim(tmp_path: Path, opts: dict[str, object], scenario: str) -> dict[str, Any]:
+    nvim = harness.require("nvim", "neovim")
+    ws = harness.workspace(tmp_path)
+    argv = [
+        nvim,
+        "--headless",
+        "--clean",  # no user config, plugins or shada: only what the test loads
+        "--cmd",
+        f"set rtp^={NVIM_DIR}",
+        "-c",
+        f"luafile {NVIM_DIR / 'drive.lua'}",
+    ]
+    return harness.run_editor(
+        argv, ws, LSP_VERIFY_OPTS=json.dumps(opts), LSP_VERIFY_SCENARIO=scenario
+    )
+
+
+def test_save_shows_failure_run_now_returns_record_fix_clears(tmp_path: Path) -> None:
+    out = _nvim(tmp_path, {"settings": {"command": harness.PYTEST_COMMAND}}, "full")
+    assert out["ok"] is True, out.get("error")
+    assert out["attached"] is True, out["_output"]
+    harness.check_failing_save(out["after_failing_save"], "lnum")
+    harness.check_failed_run(out["run_now"])
+    assert out["cleared"] is True, out["after_fix"]
+    assert out["after_fix"] == []
+    harness.check_command_messages(
+        [n["message"] for n in out["command_failed"]], [n["message"] for n in out["command_passed"]]
+    )
+    assert out["stopped"] is True
+
+
+def test_headless_question_is_declined_not_hung(tmp_path: Path) -> None:
+    # No command in the settings: the detected `pytest -x -q` is the repository's choice,
+    # so the server asks first; with no UI the module must answer (no), not wait for ever.
+    out = _nvim(tmp_path, {}, "declined")
+    assert out["ok"] is True, out.get("error")
+    record = out["run_now"]
+    assert record["outcome"] == "declined", record
+    assert record["source"] == "detected", record
+    assert record["command"] == "pytest -x -q", record
+    assert out["diagnostics"] == []
