@@ -1,0 +1,117 @@
+/** The middleware that adds the active document's URI, and what palette users see. */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+import { withActiveDocument } from '../src/commands';
+import { activated, lastClient, mock, shutdown } from './helpers';
+import { Uri, commands } from './mocks/vscode';
+
+vi.mock('../src/launch', async (importOriginal) => {
+    const original = await importOriginal<typeof import('../src/launch')>();
+    return { ...original, launchProblem: vi.fn(async () => undefined) };
+});
+
+let context: Awaited<ReturnType<typeof activated>> | undefined;
+
+afterEach(async () => {
+    if (context) {
+        await shutdown(context);
+        context = undefined;
+    }
+});
+
+describe('withActiveDocument', () => {
+    const file = Uri.file('/work/project/tests/test_calc.py');
+
+    it('adds the active file when the palette passes no arguments', () => {
+        expect(withActiveDocument([], file as never)).toEqual(['file:///work/project/tests/test_calc.py']);
+    });
+
+    it('keeps arguments that were given', () => {
+        expect(withActiveDocument(['file:///work/other'], file as never)).toEqual(['file:///work/other']);
+    });
+
+    it('adds nothing for an untitled or virtual document, or no editor', () => {
+        expect(withActiveDocument([], Uri.parse('untitled:Untitled-1') as never)).toEqual([]);
+        expect(withActiveDocument([], undefined)).toEqual([]);
+    });
+});
+
+describe('server commands from the palette', () => {
+    it('reach the server with the active document URI through the client', async () => {
+        mock.state.activeUri = Uri.file('/work/project/calc.py');
+        context = await activated();
+        lastClient().results.set('verify.runNow', { outcome: 'failed', exitCode: 1 });
+        const result = await commands.executeCommand('verify.runNow');
+        expect(lastClient().executed).toEqual([{ command: 'verify.runNow', args: ['file:///work/project/calc.py'] }]);
+        // The caller still gets the record.
+        expect(result).toEqual({ outcome: 'failed', exitCode: 1 });
+    });
+
+    it('are registered once, by the client, not by the extension as well', async () => {
+        context = await activated();
+        // The fake client throws on a duplicate registration, as VS Code does.
+        expect(lastClient().executed).toEqual([]);
+        expect(mock.state.registered.has('verify.showLastRun')).toBe(true);
+        expect(mock.state.registered.has('verify.showOutput')).toBe(true);
+        expect(mock.state.registered.has('verify.restartServer')).toBe(true);
+    });
+
+    it('Show Last Run opens the record as a read-only JSON document', async () => {
+        context = await activated();
+        const record = { folder: '/work/project', outcome: 'passed', trigger: 'runNow' };
+        lastClient().results.set('verify.showLastRun', record);
+        await commands.executeCommand('verify.showLastRun');
+        expect(mock.state.opened).toHaveLength(1);
+        const opened = mock.state.opened[0];
+        expect(opened?.uri).toBe('verify-json:/last-run.json');
+        expect(JSON.parse(opened?.text ?? '')).toEqual(record);
+    });
+
+    it('Show Last Run refreshes the open document with the newer record', async () => {
+        context = await activated();
+        lastClient().results.set('verify.showLastRun', { outcome: 'failed' });
+        await commands.executeCommand('verify.showLastRun');
+        lastClient().results.set('verify.showLastRun', { outcome: 'passed' });
+        await commands.executeCommand('verify.showLastRun');
+        expect(mock.state.opened.map((o) => JSON.parse(o.text).outcome)).toEqual(['failed', 'passed']);
+    });
+
+    it('Show Last Run before any run says so instead of opening an empty document', async () => {
+        context = await activated();
+        await commands.executeCommand('verify.showLastRun');
+        expect(mock.state.opened).toEqual([]);
+        expect(mock.state.messages.map((m) => m.message)).toEqual(['verify has not run in this workspace yet.']);
+    });
+
+    it('Explain Plan opens the plan as JSON', async () => {
+        context = await activated();
+        lastClient().results.set('verify.explain', { source: 'detected', command: 'pytest -x -q', rules: [] });
+        await commands.executeCommand('verify.explain');
+        expect(mock.state.opened[0]?.uri).toBe('verify-json:/plan.json');
+        expect(JSON.parse(mock.state.opened[0]?.text ?? '')).toMatchObject({ command: 'pytest -x -q' });
+    });
+
+    it('Run Now says why when nothing ran', async () => {
+        context = await activated();
+        lastClient().results.set('verify.runNow', { outcome: 'no-plan', reason: 'no rule matched' });
+        await commands.executeCommand('verify.runNow');
+        expect(mock.state.messages).toEqual([
+            { kind: 'warning', message: 'verify did not run: no rule matched', actions: [] },
+        ]);
+    });
+
+    it('the status bar item opens the last run of the folder it shows', async () => {
+        context = await activated();
+        lastClient().notify('verify/status', {
+            folder: 'file:///work/project',
+            state: 'idle',
+            lastOutcome: 'passed',
+            command: 'pytest -x -q',
+            needsApproval: false,
+        });
+        const click = mock.statusItem.command;
+        expect(click).toMatchObject({ command: 'verify.showLastRun', arguments: ['file:///work/project'] });
+        await commands.executeCommand(click?.command ?? '', ...(click?.arguments ?? []));
+        expect(lastClient().executed).toEqual([{ command: 'verify.showLastRun', args: ['file:///work/project'] }]);
+    });
+});

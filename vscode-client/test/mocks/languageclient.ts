@@ -1,0 +1,138 @@
+/**
+ * A stand-in for vscode-languageclient/node's LanguageClient: it records how it was built and
+ * what it sent, and it registers the server's commands the way the real one does (a VS Code
+ * command per advertised command, routed through middleware.executeCommand).
+ */
+import { Disposable, commands } from './vscode';
+
+export enum State {
+    Stopped = 1,
+    Running = 2,
+    Starting = 3,
+    StartFailed = 4,
+}
+export enum CloseAction {
+    DoNotRestart = 1,
+    Restart = 2,
+}
+export enum ErrorAction {
+    Continue = 1,
+    Shutdown = 2,
+}
+export const DidChangeConfigurationNotification = { type: { method: 'workspace/didChangeConfiguration' } };
+
+/** What the fake server advertises (executeCommandProvider), as lsp_verify/server.py does. */
+export const ADVERTISED = [
+    'verify.runNow',
+    'verify.cancel',
+    'verify.showLastRun',
+    'verify.explain',
+    'verify.approve',
+    'verify.revoke',
+];
+
+type Handler = (params: unknown) => void;
+type ExecuteMiddleware = (
+    command: string,
+    args: unknown[],
+    next: (command: string, args: unknown[]) => unknown,
+) => unknown;
+
+export class LanguageClient {
+    static instances: LanguageClient[] = [];
+    /** Set by a test: start() fails like a server that exits during initialize. */
+    static failStart: Error | undefined;
+
+    state = State.Stopped;
+    readonly notificationHandlers = new Map<string, Handler>();
+    readonly sent: { method: string; params: unknown }[] = [];
+    /** Commands the fake server received, with their arguments as sent. */
+    readonly executed: { command: string; args: unknown[] }[] = [];
+    /** What the fake server answers per command. */
+    readonly results = new Map<string, unknown>();
+    private stateListeners: ((event: { oldState: State; newState: State }) => void)[] = [];
+    private commandRegistrations: Disposable[] = [];
+
+    constructor(
+        readonly id: string,
+        readonly name: string,
+        readonly serverOptions: unknown,
+        readonly clientOptions: {
+            documentSelector?: unknown;
+            initializationOptions?: unknown;
+            middleware?: { executeCommand?: ExecuteMiddleware; workspace?: { configuration?: Function } };
+            errorHandler?: unknown;
+            outputChannel?: unknown;
+        },
+    ) {
+        LanguageClient.instances.push(this);
+    }
+
+    static get last(): LanguageClient {
+        const client = LanguageClient.instances[LanguageClient.instances.length - 1];
+        if (!client) {
+            throw new Error('no LanguageClient was created');
+        }
+        return client;
+    }
+
+    onNotification(method: string, handler: Handler): Disposable {
+        this.notificationHandlers.set(method, handler);
+        return new Disposable(() => this.notificationHandlers.delete(method));
+    }
+
+    onDidChangeState(listener: (event: { oldState: State; newState: State }) => void): Disposable {
+        this.stateListeners.push(listener);
+        return new Disposable();
+    }
+
+    async start(): Promise<void> {
+        this.setState(State.Starting);
+        if (LanguageClient.failStart) {
+            this.setState(State.StartFailed);
+            throw LanguageClient.failStart;
+        }
+        const middleware = this.clientOptions.middleware?.executeCommand;
+        const execute = (command: string, args: unknown[]) => {
+            this.executed.push({ command, args });
+            return Promise.resolve(this.results.get(command) ?? null);
+        };
+        for (const command of ADVERTISED) {
+            this.commandRegistrations.push(
+                commands.registerCommand(command, (...args: unknown[]) =>
+                    middleware ? middleware(command, args, execute) : execute(command, args),
+                ),
+            );
+        }
+        this.setState(State.Running);
+    }
+
+    isRunning(): boolean {
+        return this.state === State.Running;
+    }
+
+    async sendNotification(type: { method: string }, params: unknown): Promise<void> {
+        this.sent.push({ method: type.method, params });
+    }
+
+    async dispose(): Promise<void> {
+        for (const registration of this.commandRegistrations) {
+            registration.dispose();
+        }
+        this.commandRegistrations = [];
+        this.setState(State.Stopped);
+    }
+
+    /** The server sends a notification to the client. */
+    notify(method: string, params: unknown): void {
+        this.notificationHandlers.get(method)?.(params);
+    }
+
+    private setState(newState: State): void {
+        const oldState = this.state;
+        this.state = newState;
+        for (const listener of this.stateListeners) {
+            listener({ oldState, newState });
+        }
+    }
+}
