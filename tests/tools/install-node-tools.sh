@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs the node tools the problem-matcher tests run for real (TypeScript's tsc and vitest)
-# into DIR, so that tests/test_problems_real.py finds DIR/node_modules/.bin/{tsc,vitest} when
-# LSP_VERIFY_NODE_TOOLS=DIR. A DIR that already has both is left alone, so CI can call this
+# Installs the node tools the problem-matcher tests run for real (TypeScript's tsc, vitest,
+# jest and eslint) into DIR, so that tests/test_problems_real.py finds them in
+# DIR/node_modules/.bin when LSP_VERIFY_NODE_TOOLS=DIR. A DIR that already has both is left alone, so CI can call this
 # every time and pay for the download once.
 set -euo pipefail
 
@@ -11,7 +11,11 @@ if [ "$#" -ne 1 ]; then
 fi
 dir=$1
 
-if [ -x "$dir/node_modules/.bin/tsc" ] && [ -x "$dir/node_modules/.bin/vitest" ]; then
+have_all=1
+for tool in tsc vitest jest eslint; do
+    [ -x "$dir/node_modules/.bin/$tool" ] || have_all=0
+done
+if [ "$have_all" -eq 1 ]; then
     exit 0
 fi
 if ! command -v npm >/dev/null 2>&1; then
@@ -24,5 +28,6 @@ mkdir -p "$dir"
 if [ ! -f "$dir/package.json" ]; then
     printf '{\n  "name": "lsp-verify-node-tools",\n  "private": true\n}\n' >"$dir/package.json"
 fi
-# vitest@3 is the newest major known to install on node 20 with this npm.
-npm install --prefix "$dir" --no-audit --no-fund typescript@5 vitest@3
+# vitest@3 is the newest major known to install on node 20 with this npm; the fixtures of
+# jest and eslint were recorded with jest 29 and eslint 8.
+npm install --prefix "$dir" --no-audit --no-fund typescript@5 vitest@3 jest@29 eslint@8
