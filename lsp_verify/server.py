@@ -8,6 +8,7 @@ per-folder `FolderVerifier`, processes to `execute`/`runner`, diagnostics layers
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import signal
@@ -15,8 +16,10 @@ import sys
 import threading
 import time
 import uuid
+from collections import deque
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from lsprotocol import types
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
@@ -59,6 +62,35 @@ log = logging.getLogger("lsp_verify")
 STATUS_METHOD = "verify/status"
 PROJECT_FILE = ".lsp-verify.toml"
 PROGRESS_INTERVAL = 0.2  # at most five progress reports a second
+RUN_SPAN_GRACE = 1.0  # seconds after a run in which its own writes may still be reported
+# Folders whose changes never trigger a run: version control, environments, caches, build
+# output, and what test runs themselves write.
+NEVER_TRIGGERS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        ".hypothesis",
+        "build",
+        "dist",
+        "target",
+        ".eggs",
+        "htmlcov",
+        ".nyc_output",
+        "coverage",
+        ".next",
+        ".cache",
+    }
+)
 RUN_ONCE, ALWAYS, DONT_RUN = "Run once", "Always for this plan", "Don't run"
 HOW_TO_APPROVE = (
     "approve it with the verify.approve command or `lsp-verify approve`, "
@@ -78,6 +110,9 @@ class Folder:
     plan: Plan | None = None
     project_cache: tuple[tuple[int, ...] | None, ProjectFile | None] | None = None
     plan_cache: tuple[object, tuple[object, ...], Plan] | None = None
+    # Wall-clock spans of this folder's recent runs (end None while running): a file that
+    # changed inside one, and that the client does not have open, was written by the run.
+    run_spans: deque[list[float | None]] = field(default_factory=lambda: deque(maxlen=8))
 
 
 class VerifyServer(LanguageServer):
@@ -95,6 +130,9 @@ class VerifyServer(LanguageServer):
         self._warned: set[str] = set()
         self._progress: dict[str, asyncio.Event] = {}
         self._trust: TrustStore | None = None
+        self.pull = False  # the client pulls diagnostics (LSP 3.17): no pushes then
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._result_ids: dict[str, int] = {}
 
     @property
     def trust(self) -> TrustStore:
@@ -233,19 +271,23 @@ class VerifyServer(LanguageServer):
         if folder is None or path is None:
             self.log(f"{uri}: outside every workspace folder; not verified")
             return
+        self._when_ready(folder, lambda: self._gate_trigger(folder, path, uri, trigger))
+
+    def _when_ready(self, folder: Folder, action: Callable[[], None]) -> None:
+        """Run `action` once the folder's settings are known: at once in the usual case
+        (every loop turn before the spawn is latency), else when the client has answered
+        workspace/configuration."""
         if folder.ready.is_set():
-            # The usual case, handled at once: every loop turn before the spawn is latency.
-            self._gate_trigger(folder, path, uri, trigger)
-        else:  # a save before the client answered workspace/configuration waits for it
-            asyncio.get_running_loop().create_task(
-                self._trigger_when_ready(folder, path, uri, trigger)
-            )
+            action()
+            return
 
-    async def _trigger_when_ready(self, folder: Folder, path: str, uri: str, trigger: str) -> None:
-        await folder.ready.wait()
-        self._gate_trigger(folder, path, uri, trigger)
+        async def later() -> None:
+            await folder.ready.wait()
+            action()
 
-    def _gate_trigger(self, folder: Folder, path: str, uri: str, trigger: str) -> None:
+        asyncio.get_running_loop().create_task(later())
+
+    def _gate_trigger(self, folder: Folder, path: str, uri: str | None, trigger: str) -> None:
         """runOn and globs decide whether this trigger runs anything (SPEC 3)."""
         settings, _ = self.folder_settings(folder)
         if settings.run_on == "manual":
@@ -286,6 +328,8 @@ class VerifyServer(LanguageServer):
             )
         progress = self._begin_progress(plan, request.cancel)
         outcome = "cancelled"
+        span: list[float | None] = [time.time(), None]
+        folder.run_spans.append(span)
         try:
             record = await execute_plan(
                 plan,
@@ -298,6 +342,7 @@ class VerifyServer(LanguageServer):
             outcome = record.outcome
             return record
         finally:
+            span[1] = time.time()
             if progress is not None:
                 progress.end(outcome)
 
@@ -379,6 +424,12 @@ class VerifyServer(LanguageServer):
             folder.plan_cache = None
         # Diagnostics first: they are what the user waits for; the log line can follow.
         self._publish_record(folder, record)
+        if (
+            self.pull
+            and not self.closing
+            and self._client_has("workspace", "diagnostics", "refresh_support")
+        ):
+            self.protocol.send_request(types.WORKSPACE_DIAGNOSTIC_REFRESH, None)
         self.log(_log_line(record), _log_type(record))
 
     def _publish_record(self, folder: Folder, record: Record) -> None:
@@ -413,15 +464,122 @@ class VerifyServer(LanguageServer):
         return read_line(path, line) if path is not None else None
 
     def _publish(self, uri: str) -> None:
-        if self.closing:
+        """The diagnostics of `uri` changed (or a run ended): push them, or for a client
+        that pulls, give the next pull a new result id."""
+        self._result_ids[uri] = self._result_ids.get(uri, 0) + 1
+        if self.closing or self.pull:
             return
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=self.store.union(uri))
         )
 
+    async def wait_for_pending(self, uri: str | None) -> None:
+        """A pull waits for the queued or running run of the document's folder (all folders
+        for a workspace pull): that run saw the latest change. Bounded by timeoutMs."""
+        folders = list(self.folders.values())
+        if uri is not None:
+            path = uri_to_path(uri)
+            folder = self.folder_of(path) if path is not None else None
+            folders = [folder] if folder is not None else []
+        waits = []
+        for folder in folders:
+            pending = folder.verifier.pending()
+            if pending is not None:
+                settings, _ = self.folder_settings(folder)
+                waits.append(
+                    asyncio.wait_for(asyncio.shield(pending), settings.timeout_ms / 1000 + 5)
+                )
+        if waits:
+            await asyncio.gather(*waits, return_exceptions=True)
+
+    def result_id(self, uri: str) -> str:
+        return str(self._result_ids.get(uri, 0))
+
     def on_change(self, uri: str) -> None:
         if self.store.withdraw_stale(uri, lambda line: self._line_text(uri, line)):
             self._publish(uri)
+        self._maybe_sync(uri)
+
+    def _maybe_sync(self, uri: str) -> None:
+        """runOn "sync": an open or changed document whose text equals the file on disk
+        counts as a save (an agent wrote the file, then synced it)."""
+        path = uri_to_path(uri)
+        folder = self.folder_of(path) if path is not None else None
+        if folder is not None and path is not None:
+            self._when_ready(folder, lambda: self._sync_if_on_disk(folder, path, uri))
+
+    def _sync_if_on_disk(self, folder: Folder, path: str, uri: str) -> None:
+        settings, _ = self.folder_settings(folder)
+        if settings.run_on != "sync":
+            return
+        doc = self.workspace.text_documents.get(uri)
+        if doc is None:
+            return
+        text = doc.source.encode("utf-8", errors="surrogatepass")
+        try:
+            if os.path.getsize(path) != len(text):
+                return
+            with open(path, "rb") as handle:
+                on_disk = handle.read(len(text) + 1)
+        except OSError:
+            return
+        if on_disk == text:
+            self._gate_trigger(folder, path, uri, "save")
+
+    # ----- files changed on disk -----
+
+    async def register_watchers(self) -> None:
+        """Ask the client to report file changes, where it can register watchers."""
+        if not self._client_has("workspace", "did_change_watched_files", "dynamic_registration"):
+            return
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
+        )
+        try:
+            await self.client_register_capability_async(
+                types.RegistrationParams(
+                    registrations=[
+                        types.Registration(
+                            id=f"verify-watch-{uuid.uuid4().hex}",
+                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=options,
+                        )
+                    ]
+                )
+            )
+        except Exception as exc:  # a client that refuses: saves still work
+            self.log(f"could not register file watchers: {exc}")
+
+    def on_watched(self, changes: list[types.FileEvent]) -> None:
+        for change in changes:
+            path = uri_to_path(change.uri)
+            folder = self.folder_of(path) if path is not None else None
+            if folder is None or path is None:
+                continue
+            rel = relative_to(folder.path, path)
+            if rel is None or not rel or _never_triggers(rel):
+                continue
+            if change.uri not in self.workspace.text_documents and self._written_by_a_run(
+                folder, path
+            ):
+                continue
+            document = change.uri if change.type != types.FileChangeType.Deleted else None
+            self._when_ready(
+                folder, functools.partial(self._gate_trigger, folder, path, document, "save")
+            )
+
+    def _written_by_a_run(self, folder: Folder, path: str) -> bool:
+        """Did the file change while one of this folder's runs was going? Test runs write
+        files (coverage data, reports); re-running for those would never stop."""
+        try:
+            mtime = os.stat(path).st_mtime
+        except OSError:
+            return False
+        for start, end in folder.run_spans:
+            assert start is not None
+            if start <= mtime and (end is None or mtime <= end + RUN_SPAN_GRACE):
+                return True
+        return False
 
     # ----- status, log, progress -----
 
@@ -490,6 +648,27 @@ class VerifyServer(LanguageServer):
         candidates = recent or folders
         return candidates[0] if candidates else None
 
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` as a task the server keeps a reference to until it ends."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def remove_folder(self, folder: Folder) -> None:
+        """A folder left the workspace: stop its runs and withdraw its diagnostics."""
+        await folder.verifier.close()
+
+        def was_its(uri: str) -> bool:
+            path = uri_to_path(uri)
+            return (
+                path is not None
+                and relative_to(folder.path, path) is not None
+                and self.folder_of(path) is None
+            )
+
+        for uri in self.store.replace_layer(VERIFY, {}, was_its):
+            self._publish(uri)
+
     async def close_all(self) -> None:
         await asyncio.gather(
             *(f.verifier.close() for f in list(self.folders.values())), return_exceptions=True
@@ -519,6 +698,13 @@ class _Progress:
     def end(self, outcome: str) -> None:
         self.server._progress.pop(self.token, None)
         self.send(types.WorkDoneProgressEnd(message=outcome))
+
+
+def _never_triggers(rel: str) -> bool:
+    parts = rel.split("/")
+    return any(p in NEVER_TRIGGERS or p.endswith(".egg-info") for p in parts) or parts[
+        -1
+    ].startswith(".coverage")
 
 
 def _dropped(request: RunRequest, reason: str) -> Record:
@@ -560,18 +746,24 @@ def _uri_argument(args: tuple[Any, ...]) -> str | None:
     return None
 
 
-def _split_init_options(options: object) -> tuple[object, bool | None]:
-    """The `verify` settings and the trust flag from initializationOptions."""
+def _split_init_options(options: object) -> tuple[object, bool | None, str]:
+    """The `verify` settings, the trust flag and the diagnostic mode from
+    initializationOptions. `diagnosticMode`: "auto" (pull when the client can), "push" or
+    "pull"; VS Code's extension asks for push, since VS Code shows pushed and pulled
+    diagnostics in separate lists and only pushes reach files that are not open."""
     trusted: bool | None = None
+    mode = "auto"
     if isinstance(options, dict):
         flag = options.get("workspaceTrusted")
         if isinstance(flag, bool):
             trusted = flag
+        if options.get("diagnosticMode") in ("auto", "push", "pull"):
+            mode = str(options["diagnosticMode"])
         if "verify" in options:
-            return options["verify"], trusted
-        rest = {k: v for k, v in options.items() if k != "workspaceTrusted"}
-        return (rest or None), trusted
-    return options, trusted
+            return options["verify"], trusted, mode
+        rest = {k: v for k, v in options.items() if k not in ("workspaceTrusted", "diagnosticMode")}
+        return (rest or None), trusted, mode
+    return options, trusted, mode
 
 
 # ----- wiring -----
@@ -582,10 +774,12 @@ def build_server() -> VerifyServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: VerifyServer, params: types.InitializeParams) -> None:
-        value, trusted = _split_init_options(params.initialization_options)
+        value, trusted, mode = _split_init_options(params.initialization_options)
         ls.init_settings = value
         if trusted is not None:
             ls.workspace_trusted = trusted
+        can_pull = ls._client_has("text_document", "diagnostic")
+        ls.pull = mode == "pull" or (mode == "auto" and can_pull)
         folders = params.workspace_folders or []
         for wf in folders:
             ls.add_folder(wf.uri)
@@ -598,12 +792,15 @@ def build_server() -> VerifyServer:
     async def initialized(ls: VerifyServer, params: types.InitializedParams) -> None:
         _import_run_modules()
         await ls.load_settings(list(ls.folders.values()))
+        # No await between the settings and the first status: no run can have started, so
+        # this "not run yet" status never lands after a finished one.
         for folder in ls.folders.values():
             ls.folder_settings(folder)
             ls._send_status(folder)
+        await ls.register_watchers()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(
+    def did_change_configuration(
         ls: VerifyServer, params: types.DidChangeConfigurationParams
     ) -> None:
         settings = params.settings
@@ -613,21 +810,23 @@ def build_server() -> VerifyServer:
                 ls.workspace_trusted = trusted
             if "verify" in settings:
                 ls.init_settings = settings["verify"]
-        await ls.load_settings(list(ls.folders.values()))
+        folders = list(ls.folders.values())
+        # Saves from now on wait for the new settings (SPEC 6: they apply to the next save).
+        for folder in folders:
+            folder.ready.clear()
+        ls.spawn(ls.load_settings(folders))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    async def did_change_folders(
-        ls: VerifyServer, params: types.DidChangeWorkspaceFoldersParams
-    ) -> None:
+    def did_change_folders(ls: VerifyServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        # The folder list changes at once, so the very next save sees it; what needs the
+        # client or the end of a run follows.
         for removed in params.event.removed:
             path = uri_to_path(removed.uri)
             folder = ls.folders.pop(path, None) if path else None
             if folder is not None:
-                await folder.verifier.close()
-                folder.verifier.last_record = None
-                ls._replace_verify_layer(folder, {})
+                ls.spawn(ls.remove_folder(folder))
         added = [f for f in (ls.add_folder(a.uri) for a in params.event.added) if f]
-        await ls.load_settings(added)
+        ls.spawn(ls.load_settings(added))
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: VerifyServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -636,6 +835,54 @@ def build_server() -> VerifyServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: VerifyServer, params: types.DidChangeTextDocumentParams) -> None:
         ls.on_change(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: VerifyServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls._maybe_sync(params.text_document.uri)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched(ls: VerifyServer, params: types.DidChangeWatchedFilesParams) -> None:
+        ls.on_watched(list(params.changes))
+
+    @server.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(
+            identifier="verify", inter_file_dependencies=True, workspace_diagnostics=True
+        ),
+    )
+    async def pull_document(
+        ls: VerifyServer, params: types.DocumentDiagnosticParams
+    ) -> types.DocumentDiagnosticReport:
+        uri = params.text_document.uri
+        await ls.wait_for_pending(uri)
+        if params.previous_result_id == ls.result_id(uri):
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=ls.result_id(uri))
+        return types.RelatedFullDocumentDiagnosticReport(
+            items=ls.store.union(uri), result_id=ls.result_id(uri)
+        )
+
+    @server.feature(types.WORKSPACE_DIAGNOSTIC)
+    async def pull_workspace(
+        ls: VerifyServer, params: types.WorkspaceDiagnosticParams
+    ) -> types.WorkspaceDiagnosticReport:
+        await ls.wait_for_pending(None)
+        previous = {p.uri: p.value for p in params.previous_result_ids}
+        items: list[types.WorkspaceDocumentDiagnosticReport] = []
+        for uri in sorted(ls.store.uris(VERIFY) | ls.store.uris(CONFIG) | set(previous)):
+            rid = ls.result_id(uri)
+            if previous.get(uri) == rid:
+                items.append(
+                    types.WorkspaceUnchangedDocumentDiagnosticReport(
+                        uri=uri, result_id=rid, version=None
+                    )
+                )
+            else:
+                items.append(
+                    types.WorkspaceFullDocumentDiagnosticReport(
+                        uri=uri, items=ls.store.union(uri), result_id=rid, version=None
+                    )
+                )
+        return types.WorkspaceDiagnosticReport(items=items)
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def progress_cancel(ls: VerifyServer, params: types.WorkDoneProgressCancelParams) -> None:

@@ -32,6 +32,7 @@ class Session:
         self.publishes: list[tuple[str, list[types.Diagnostic]]] = []
         self.statuses: list[dict[str, Any]] = []
         self.questions: list[types.ShowMessageRequestParams] = []
+        self.registrations: list[types.Registration] = []
         self.answer: Answer = lambda params: None
 
     def uri(self, rel: str, root: Path | None = None) -> str:
@@ -142,6 +143,10 @@ async def session(
         @client.feature("verify/status")
         def status(c: LanguageClient, params: Any) -> None:
             holder["s"].statuses.append(_plain(params))
+
+        @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def register(c: LanguageClient, params: types.RegistrationParams) -> None:
+            holder["s"].registrations.extend(params.registrations)
 
         @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
         async def question(

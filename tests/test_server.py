@@ -221,6 +221,17 @@ async def test_two_folders_run_concurrently_and_a_folder_added_later(
         await s.wait_for(lambda: s.diagnostics(uc), what="the added folder")
         assert s.diagnostics(uc)[0].message.startswith("verify failed (exit 13)")
 
+        # A folder that leaves the workspace takes its diagnostics with it.
+        s.client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                event=types.WorkspaceFoldersChangeEvent(
+                    added=[], removed=[types.WorkspaceFolder(uri=a.as_uri(), name="a")]
+                )
+            )
+        )
+        await s.wait_for(lambda: not s.diagnostics(ua), what="the removed folder's diagnostics")
+        assert s.diagnostics(ub) and s.diagnostics(uc)
+
 
 async def test_progress_for_a_client_that_supports_it(project: Path, state: Path) -> None:
     command = "for i in 1 2 3 4 5; do echo step $i; sleep 0.1; done; exit 1"

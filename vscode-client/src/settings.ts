@@ -91,9 +91,15 @@ function stringSetting(value: unknown): string {
 export interface InitializationOptions {
     verify: VerifySettings;
     workspaceTrusted: boolean;
+    diagnosticMode: 'push';
 }
 
-/** SPEC 7: the server learns whether the workspace is trusted from the client. */
+/**
+ * SPEC 7: the server learns whether the workspace is trusted from the client.
+ * Diagnostics are pushed: VS Code declares pull support, but it keeps pulled diagnostics in a
+ * list of their own (a server that also pushed would show twice) and pulls only open files,
+ * while a failing test is often in a file that is not open.
+ */
 export function initializationOptions(settings: VerifySettings, workspaceTrusted: boolean): InitializationOptions {
-    return { verify: settings, workspaceTrusted };
+    return { verify: settings, workspaceTrusted, diagnosticMode: 'push' };
 }

@@ -77,12 +77,17 @@ describe('initializationOptions', () => {
         expect(lastClient().clientOptions.initializationOptions).toEqual({
             verify: { runOn: 'manual', globs: ['*.py'] },
             workspaceTrusted: true,
+            diagnosticMode: 'push',
         });
     });
 
     it('leaves out VS Code defaults so .lsp-verify.toml is not overridden', async () => {
         context = await activated();
-        expect(lastClient().clientOptions.initializationOptions).toEqual({ verify: {}, workspaceTrusted: true });
+        expect(lastClient().clientOptions.initializationOptions).toEqual({
+            verify: {},
+            workspaceTrusted: true,
+            diagnosticMode: 'push',
+        });
     });
 
     it('never sends the client-only server settings', async () => {
@@ -93,6 +98,7 @@ describe('initializationOptions', () => {
         expect(lastClient().clientOptions.initializationOptions).toEqual({
             verify: { command: 'make check' },
             workspaceTrusted: true,
+            diagnosticMode: 'push',
         });
     });
 });

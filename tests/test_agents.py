@@ -1,0 +1,274 @@
+"""Coding agents as clients: no didSave, files written to disk, diagnostics pulled (issue 9)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+import warnings
+from datetime import datetime
+from pathlib import Path
+
+import attrs
+import pytest
+from lsprotocol import types
+from pytest_lsp import LspSpecificationWarning, client_capabilities
+
+from tests.lsp_session import Session, session
+
+FAILING = "def test_answer():\n    assert 6 * 7 == 43\n"
+PASSING = "def test_answer():\n    assert 6 * 7 == 42\n"
+PYTEST = f"{sys.executable} -m pytest -x -q -p no:cacheprovider"
+
+
+def agent_capabilities() -> types.ClientCapabilities:
+    """An agent-like client: watches files (dynamic registration) and pulls diagnostics."""
+    base = client_capabilities("neovim@v0.11.0")
+    workspace = attrs.evolve(
+        base.workspace,
+        did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+            dynamic_registration=True
+        ),
+        diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True),
+    )
+    assert base.text_document is not None and base.text_document.diagnostic is not None
+    return attrs.evolve(base, workspace=workspace)
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    path = tmp_path / "state"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pytest.ini").write_text("[pytest]\n")
+    (root / "test_answer.py").write_text(PASSING)
+    return root
+
+
+def agent_writes(s: Session, rel: str, text: str, version: int) -> str:
+    """What an agent does: write the file, sync the open document, report the change."""
+    path = s.root / rel
+    path.write_text(text)
+    uri = path.as_uri()
+    s.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+    s.client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=uri, type=types.FileChangeType.Changed)]
+        )
+    )
+    return uri
+
+
+async def pull(s: Session, uri: str, previous: str | None = None) -> types.DocumentDiagnosticReport:
+    return await asyncio.wait_for(
+        s.client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id=previous
+            )
+        ),
+        60,
+    )
+
+
+def verify_items(report: types.DocumentDiagnosticReport) -> list[types.Diagnostic]:
+    assert isinstance(report, types.RelatedFullDocumentDiagnosticReport), report
+    return [d for d in report.items if d.source == "verify"]
+
+
+async def test_write_sync_and_pull_gets_the_verdict_of_a_run_that_saw_the_write(
+    project: Path, state: Path
+) -> None:
+    async with session(
+        project,
+        state=state,
+        capabilities=agent_capabilities(),
+        init_options={"command": PYTEST},
+    ) as s:
+        await s.wait_for(lambda: s.registrations, what="the file watcher registration")
+        assert s.registrations[0].method == "workspace/didChangeWatchedFiles"
+        uri = s.open("test_answer.py")
+        written_at = time.time()
+        agent_writes(s, "test_answer.py", FAILING, version=2)
+        report = await pull(s, uri)
+        items = verify_items(report)
+        located = [d for d in items if d.range.start.line == 1]
+        assert located and "== 43" in located[0].message
+        record = await s.command("verify.showLastRun")
+        started = datetime.fromisoformat(record["startedAt"].replace("Z", "+00:00"))
+        assert started.timestamp() >= written_at - 0.01
+        assert record["trigger"] == "save"
+        # A pulling client gets no pushes, and a refresh request after each run.
+        assert not [d for _, ds in s.publishes for d in ds if d.source == "verify"]
+        await s.wait_for(lambda: s.client.diagnostic_refresh_count >= 1, what="a refresh")
+
+        agent_writes(s, "test_answer.py", PASSING, version=3)
+        report = await pull(s, uri)
+        assert verify_items(report) == []
+
+
+async def test_twenty_files_in_one_burst_give_at_most_two_runs(project: Path, state: Path) -> None:
+    command = "echo run >> ../runs.log; sleep 0.3"
+    async with session(
+        project, state=state, capabilities=agent_capabilities(), init_options={"command": command}
+    ) as s:
+        await s.wait_for(lambda: s.registrations, what="the file watcher registration")
+        changes = []
+        for i in range(20):
+            path = project / "src" / f"m{i}.py"
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(f"X = {i}\n")
+            changes.append(types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Created))
+        for change in changes:  # as twenty notifications, the way watchers often send them
+            s.client.workspace_did_change_watched_files(
+                types.DidChangeWatchedFilesParams(changes=[change])
+            )
+        await s.wait_for(lambda: s.run_logs(), what="a run")
+        await asyncio.sleep(1.5)
+        runs = (project.parent / "runs.log").read_text().splitlines()
+        assert 1 <= len(runs) <= 2
+
+
+@pytest.mark.parametrize("where", [".git/index", "node_modules/x/index.js", ".venv/lib/a.py"])
+async def test_changes_in_vcs_and_dependency_folders_trigger_nothing(
+    project: Path, state: Path, where: str
+) -> None:
+    async with session(
+        project, state=state, capabilities=agent_capabilities(), init_options={"command": "true"}
+    ) as s:
+        path = project / where
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+        s.client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Changed)]
+            )
+        )
+        await asyncio.sleep(0.5)
+        assert s.run_logs() == []
+        # The same notification for a source file does run: the test is not vacuous.
+        src = project / "app.py"
+        src.write_text("x = 1\n")
+        s.client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=src.as_uri(), type=types.FileChangeType.Changed)]
+            )
+        )
+        await s.wait_for(lambda: s.run_logs(), what="a run for app.py")
+
+
+async def test_files_a_run_writes_do_not_trigger_the_next(project: Path, state: Path) -> None:
+    # A test run that writes a report into the folder: reporting it must not loop.
+    command = "echo run >> ../runs.log; sleep 0.2; date > report.txt"
+    async with session(
+        project, state=state, capabilities=agent_capabilities(), init_options={"command": command}
+    ) as s:
+        src = project / "app.py"
+        src.write_text("x = 1\n")
+        report = project / "report.txt"
+
+        def changed(path: Path) -> None:
+            s.client.workspace_did_change_watched_files(
+                types.DidChangeWatchedFilesParams(
+                    changes=[types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Changed)]
+                )
+            )
+
+        changed(src)
+        await s.wait_for(lambda: report.exists() and s.run_logs(), what="the first run")
+        changed(report)
+        await asyncio.sleep(1.0)
+        assert (project.parent / "runs.log").read_text().splitlines() == ["run"]
+
+
+async def test_run_on_sync(project: Path, state: Path) -> None:
+    settings = {"command": "echo run >> ../runs.log", "runOn": "sync"}
+    async with session(project, state=state, init_options=settings) as s:
+        uri = s.open("test_answer.py")  # equal to disk: counts as a save
+        await s.wait_for(lambda: s.run_logs(), what="a run on open")
+        # A change that differs from disk does not run.
+        s.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text="unsaved\n")],
+            )
+        )
+        await asyncio.sleep(0.5)
+        assert len(s.run_logs()) == 1
+        # The agent writes the same text to disk and syncs it: that runs.
+        (project / "test_answer.py").write_text("written\n")
+        s.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=3),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text="written\n")],
+            )
+        )
+        await s.wait_for(lambda: len(s.run_logs()) == 2, what="a run on sync")
+    assert (project.parent / "runs.log").read_text() == "run\nrun\n"
+
+
+async def test_a_pull_with_nothing_pending_answers_at_once(project: Path, state: Path) -> None:
+    async with session(
+        project,
+        state=state,
+        capabilities=agent_capabilities(),
+        init_options={"command": "echo broken; exit 1"},
+    ) as s:
+        uri = s.uri("test_answer.py")
+        started = time.perf_counter()
+        first = await pull(s, uri)
+        assert time.perf_counter() - started < 0.5
+        assert verify_items(first) == []
+        await s.command("verify.runNow", uri)
+        second = await pull(s, uri, previous=first.result_id)
+        assert [d.message for d in verify_items(second)] == ["verify failed (exit 1):\nbroken"]
+        third = await pull(s, uri, previous=second.result_id)
+        assert isinstance(third, types.RelatedUnchangedDocumentDiagnosticReport)
+        assert third.result_id == second.result_id
+        workspace = await asyncio.wait_for(
+            s.client.workspace_diagnostic_async(
+                types.WorkspaceDiagnosticParams(previous_result_ids=[])
+            ),
+            30,
+        )
+        assert [item.uri for item in workspace.items] == [uri]
+
+
+async def test_push_clients_see_no_change(project: Path, state: Path) -> None:
+    (project / "test_answer.py").write_text(FAILING)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LspSpecificationWarning)
+        async with session(
+            project,
+            state=state,
+            profile="neovim@v0.7.0",
+            init_options={"command": PYTEST},
+            env={"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]},
+        ) as s:
+            uri = s.save("test_answer.py")
+            await s.wait_for(lambda: s.diagnostics(uri), what="pushed diagnostics")
+            assert s.registrations == []
+            assert s.client.diagnostic_refresh_count == 0
+
+
+async def test_a_pulling_client_can_ask_for_pushes(project: Path, state: Path) -> None:
+    # VS Code's extension does: pulled diagnostics would only cover open files there.
+    options = {"verify": {"command": "echo broken; exit 1"}, "diagnosticMode": "push"}
+    async with session(
+        project, state=state, capabilities=agent_capabilities(), init_options=options
+    ) as s:
+        record = await s.command("verify.runNow", s.uri("test_answer.py"))
+        assert record["outcome"] == "failed"
+        await s.wait_for(lambda: s.verify_diagnostics(), what="pushed diagnostics")
+        assert s.client.diagnostic_refresh_count == 0
