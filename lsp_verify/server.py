@@ -772,6 +772,39 @@ def _split_init_options(options: object) -> tuple[object, bool | None, str]:
 def build_server() -> VerifyServer:
     server = VerifyServer()
 
+    async def pull_document(
+        ls: VerifyServer, params: types.DocumentDiagnosticParams
+    ) -> types.DocumentDiagnosticReport:
+        uri = params.text_document.uri
+        await ls.wait_for_pending(uri)
+        if params.previous_result_id == ls.result_id(uri):
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=ls.result_id(uri))
+        return types.RelatedFullDocumentDiagnosticReport(
+            items=ls.store.union(uri), result_id=ls.result_id(uri)
+        )
+
+    async def pull_workspace(
+        ls: VerifyServer, params: types.WorkspaceDiagnosticParams
+    ) -> types.WorkspaceDiagnosticReport:
+        await ls.wait_for_pending(None)
+        previous = {p.uri: p.value for p in params.previous_result_ids}
+        items: list[types.WorkspaceDocumentDiagnosticReport] = []
+        for uri in sorted(ls.store.uris(VERIFY) | ls.store.uris(CONFIG) | set(previous)):
+            rid = ls.result_id(uri)
+            if previous.get(uri) == rid:
+                items.append(
+                    types.WorkspaceUnchangedDocumentDiagnosticReport(
+                        uri=uri, result_id=rid, version=None
+                    )
+                )
+            else:
+                items.append(
+                    types.WorkspaceFullDocumentDiagnosticReport(
+                        uri=uri, items=ls.store.union(uri), result_id=rid, version=None
+                    )
+                )
+        return types.WorkspaceDiagnosticReport(items=items)
+
     @server.feature(types.INITIALIZE)
     def initialize(ls: VerifyServer, params: types.InitializeParams) -> None:
         value, trusted, mode = _split_init_options(params.initialization_options)
@@ -780,6 +813,14 @@ def build_server() -> VerifyServer:
             ls.workspace_trusted = trusted
         can_pull = ls._client_has("text_document", "diagnostic")
         ls.pull = mode == "pull" or (mode == "auto" and can_pull)
+        if ls.pull:
+            # Only a client that pulls is told the server answers pulls: one that gets
+            # pushes too would keep a pulled copy that no push ever clears.
+            options = types.DiagnosticOptions(
+                identifier="verify", inter_file_dependencies=True, workspace_diagnostics=True
+            )
+            ls.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, options)(pull_document)
+            ls.feature(types.WORKSPACE_DIAGNOSTIC)(pull_workspace)
         folders = params.workspace_folders or []
         for wf in folders:
             ls.add_folder(wf.uri)
@@ -843,46 +884,6 @@ def build_server() -> VerifyServer:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched(ls: VerifyServer, params: types.DidChangeWatchedFilesParams) -> None:
         ls.on_watched(list(params.changes))
-
-    @server.feature(
-        types.TEXT_DOCUMENT_DIAGNOSTIC,
-        types.DiagnosticOptions(
-            identifier="verify", inter_file_dependencies=True, workspace_diagnostics=True
-        ),
-    )
-    async def pull_document(
-        ls: VerifyServer, params: types.DocumentDiagnosticParams
-    ) -> types.DocumentDiagnosticReport:
-        uri = params.text_document.uri
-        await ls.wait_for_pending(uri)
-        if params.previous_result_id == ls.result_id(uri):
-            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=ls.result_id(uri))
-        return types.RelatedFullDocumentDiagnosticReport(
-            items=ls.store.union(uri), result_id=ls.result_id(uri)
-        )
-
-    @server.feature(types.WORKSPACE_DIAGNOSTIC)
-    async def pull_workspace(
-        ls: VerifyServer, params: types.WorkspaceDiagnosticParams
-    ) -> types.WorkspaceDiagnosticReport:
-        await ls.wait_for_pending(None)
-        previous = {p.uri: p.value for p in params.previous_result_ids}
-        items: list[types.WorkspaceDocumentDiagnosticReport] = []
-        for uri in sorted(ls.store.uris(VERIFY) | ls.store.uris(CONFIG) | set(previous)):
-            rid = ls.result_id(uri)
-            if previous.get(uri) == rid:
-                items.append(
-                    types.WorkspaceUnchangedDocumentDiagnosticReport(
-                        uri=uri, result_id=rid, version=None
-                    )
-                )
-            else:
-                items.append(
-                    types.WorkspaceFullDocumentDiagnosticReport(
-                        uri=uri, items=ls.store.union(uri), result_id=rid, version=None
-                    )
-                )
-        return types.WorkspaceDiagnosticReport(items=items)
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def progress_cancel(ls: VerifyServer, params: types.WorkDoneProgressCancelParams) -> None:

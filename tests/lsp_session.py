@@ -33,6 +33,7 @@ class Session:
         self.statuses: list[dict[str, Any]] = []
         self.questions: list[types.ShowMessageRequestParams] = []
         self.registrations: list[types.Registration] = []
+        self.server_capabilities: types.ServerCapabilities | None = None
         self.answer: Answer = lambda params: None
 
     def uri(self, rel: str, root: Path | None = None) -> str:
@@ -174,7 +175,7 @@ async def session(
         client.set_configuration(configuration, section="verify")
     workspace = [types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in (folders or [root])]
     try:
-        await asyncio.wait_for(
+        result = await asyncio.wait_for(
             client.initialize_session(
                 types.InitializeParams(
                     capabilities=capabilities or client_capabilities(profile),
@@ -185,6 +186,7 @@ async def session(
             ),
             30,
         )
+        s.server_capabilities = result.capabilities
         yield s
     finally:
         try:

@@ -98,6 +98,8 @@ async def test_write_sync_and_pull_gets_the_verdict_of_a_run_that_saw_the_write(
     ) as s:
         await s.wait_for(lambda: s.registrations, what="the file watcher registration")
         assert s.registrations[0].method == "workspace/didChangeWatchedFiles"
+        assert s.server_capabilities is not None
+        assert s.server_capabilities.diagnostic_provider is not None
         uri = s.open("test_answer.py")
         written_at = time.time()
         agent_writes(s, "test_answer.py", FAILING, version=2)
@@ -260,6 +262,8 @@ async def test_push_clients_see_no_change(project: Path, state: Path) -> None:
             await s.wait_for(lambda: s.diagnostics(uri), what="pushed diagnostics")
             assert s.registrations == []
             assert s.client.diagnostic_refresh_count == 0
+            assert s.server_capabilities is not None
+            assert s.server_capabilities.diagnostic_provider is None
 
 
 async def test_a_pulling_client_can_ask_for_pushes(project: Path, state: Path) -> None:
@@ -268,6 +272,9 @@ async def test_a_pulling_client_can_ask_for_pushes(project: Path, state: Path) -
     async with session(
         project, state=state, capabilities=agent_capabilities(), init_options=options
     ) as s:
+        # Not told that the server answers pulls: a pulled copy would never be cleared.
+        assert s.server_capabilities is not None
+        assert s.server_capabilities.diagnostic_provider is None
         record = await s.command("verify.runNow", s.uri("test_answer.py"))
         assert record["outcome"] == "failed"
         await s.wait_for(lambda: s.verify_diagnostics(), what="pushed diagnostics")
