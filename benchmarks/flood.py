@@ -14,7 +14,7 @@ import asyncio
 import tempfile
 import time
 
-from lsp_verify.detect import Plan
+from lsp_verify.detect import command_plan
 from lsp_verify.problems.base import Problem
 from lsp_verify.runner import run_plan
 
@@ -44,16 +44,7 @@ async def flood(megabytes: int, line_length: int, folder: str) -> None:
         command = f"yes {'x' * (line_length - 1)} | head -c {size}"
     else:  # one enormous line without a newline
         command = f"head -c {size} /dev/zero | tr '\\0' x"
-    plan = Plan(
-        folder=folder,
-        source="settings",
-        runner=None,
-        command=command,
-        reason="benchmark",
-        manifest=None,
-        fingerprint=None,
-        steps=(command,),
-    )
+    plan = command_plan(folder, command, "benchmark")
     sink = CountingSink()
     before = status_kib("VmRSS")
     try:

@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 import time
 
-from lsp_verify.detect import Plan
+from lsp_verify.detect import command_plan
 from lsp_verify.runner import run_plan
 
 
@@ -26,16 +26,7 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 async def measure(command: str, runs: int, folder: str) -> None:
-    plan = Plan(
-        folder=folder,
-        source="settings",
-        runner=None,
-        command=command,
-        reason="benchmark",
-        manifest=None,
-        fingerprint=None,
-        steps=(command,),
-    )
+    plan = command_plan(folder, command, "benchmark")
 
     def bare() -> float:
         start = time.perf_counter()

@@ -14,6 +14,7 @@ When autoDetect is off the detector rules are listed as not evaluated.
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import enum
 import hashlib
 import json
@@ -611,19 +612,7 @@ def make_plan(
 
 
 def _with_rules(plan: Plan, rules: list[Rule]) -> Plan:
-    return Plan(
-        folder=plan.folder,
-        source=plan.source,
-        runner=plan.runner,
-        command=plan.command,
-        reason=plan.reason,
-        manifest=plan.manifest,
-        fingerprint=plan.fingerprint,
-        steps=plan.steps,
-        snapshot=plan.snapshot,
-        env=plan.env,
-        rules=tuple(rules),
-    )
+    return dataclasses.replace(plan, rules=tuple(rules))
 
 
 def _no_plan(folder: str, rules: list[Rule], reason: str) -> Plan:
@@ -657,18 +646,25 @@ def _detected(root: _Root, matches: list[tuple[str, _Match]], rules: list[Rule])
     )
 
 
+def command_plan(folder: str, command: str, reason: str) -> Plan:
+    """The plan of a command the user gave (editor settings, `check --command`)."""
+    return Plan(
+        folder=folder,
+        source="settings",
+        runner=None,
+        command=command,
+        reason=reason,
+        manifest=None,
+        fingerprint=None,
+        steps=(command,),
+    )
+
+
 def _from_settings(folder: str, editor: ParsedSettings | None) -> tuple[Rule, Plan | None]:
     command = editor.values.get("command") if editor is not None else None
     if isinstance(command, str):
-        plan = Plan(
-            folder=folder,
-            source="settings",
-            runner=None,
-            command=command,
-            reason="The command comes from the editor's settings (verify.command).",
-            manifest=None,
-            fingerprint=None,
-            steps=(command,),
+        plan = command_plan(
+            folder, command, "The command comes from the editor's settings (verify.command)."
         )
         return Rule("settings", True, f"verify.command is set to {show(command)}"), plan
     problems = [m.text for m in editor.messages if m.key == "command"] if editor else []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Callable
 
 from lsp_verify.detect import Plan
@@ -34,21 +35,13 @@ async def execute_plan(
         cancel=cancel,
         on_spawn=on_spawn,
     )
-    return Record(
-        folder=plan.folder,
-        command=plan.command,
-        source=plan.source,
-        runner=plan.runner,
-        reason=result.reason or plan.reason,
-        manifest=plan.manifest,
-        fingerprint=plan.fingerprint,
-        steps=plan.steps,
-        trigger=trigger,
+    return replace(
+        record_for_plan(
+            plan, trigger=trigger, outcome=result.outcome, reason=result.reason, document=document
+        ),
         started_at=result.started_at,
         duration_ms=result.duration_ms,
         exit_code=result.exit_code,
-        outcome=result.outcome,
         tail=result.tail,
         problems=result.problems,
-        document=document,
     )

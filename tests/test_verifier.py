@@ -7,7 +7,7 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Callable
 
-from lsp_verify.detect import Plan
+from lsp_verify.detect import command_plan
 from lsp_verify.execute import execute_plan
 from lsp_verify.record import Record
 from lsp_verify.settings import Settings
@@ -220,16 +220,7 @@ async def test_absorb_folds_the_queued_run_into_the_running_one() -> None:
 
 def real_job(folder: str, command: str) -> Callable[[RunRequest], Awaitable[Record]]:
     """A job that really runs `command` through the runner, as the server's job does."""
-    plan = Plan(
-        folder=folder,
-        source="settings",
-        runner=None,
-        command=command,
-        reason="test",
-        manifest=None,
-        fingerprint=None,
-        steps=(command,),
-    )
+    plan = command_plan(folder, command, "test")
 
     async def job(request: RunRequest) -> Record:
         return await execute_plan(plan, Settings(), trigger=request.trigger, cancel=request.cancel)
