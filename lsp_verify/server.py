@@ -38,6 +38,7 @@ from lsp_verify.diagnostics import (
 from lsp_verify.globs import matches_any
 from lsp_verify.record import Record, record_for_plan
 from lsp_verify.settings import (
+    PROJECT_FILE,
     ParsedSettings,
     ProjectFile,
     Settings,
@@ -47,7 +48,7 @@ from lsp_verify.settings import (
     parse_settings,
 )
 from lsp_verify.uris import path_to_uri, relative_to, uri_to_path
-from lsp_verify.verifier import FolderVerifier, RunRequest
+from lsp_verify.verifier import FolderVerifier, RunRequest, not_started_record
 
 if TYPE_CHECKING:
     from lsp_verify.detect import Plan
@@ -60,7 +61,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("lsp_verify")
 
 STATUS_METHOD = "verify/status"
-PROJECT_FILE = ".lsp-verify.toml"
 PROGRESS_INTERVAL = 0.2  # at most five progress reports a second
 RUN_SPAN_GRACE = 1.0  # seconds after a run in which its own writes may still be reported
 # Folders whose changes never trigger a run: version control, environments, caches, build
@@ -107,7 +107,6 @@ class Folder:
     verifier: FolderVerifier
     editor: ParsedSettings | None = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
-    plan: Plan | None = None
     project_cache: tuple[tuple[int, ...] | None, ProjectFile | None] | None = None
     plan_cache: tuple[object, tuple[object, ...], Plan] | None = None
     # Wall-clock spans of this folder's recent runs (end None while running): a file that
@@ -304,11 +303,12 @@ class VerifyServer(LanguageServer):
 
         folder = self.folders.get(request.folder)
         if folder is None:  # removed while queued
-            return _dropped(request, "workspace folder was removed")
+            return not_started_record(
+                request.folder, request.trigger, "cancelled", "workspace folder was removed"
+            )
         await folder.ready.wait()
         settings, project = self.folder_settings(folder)
         plan = self._plan(folder, project)
-        folder.plan = plan
         if plan.command is None:
             return record_for_plan(
                 plan, trigger=request.trigger, outcome="no-plan", document=request.document
@@ -586,7 +586,7 @@ class VerifyServer(LanguageServer):
     def _status(self, folder: Folder) -> dict[str, Any]:
         """The `verify/status` of a folder as it is now (SPEC 5)."""
         last = folder.verifier.last_record
-        plan = folder.plan
+        plan = folder.plan_cache[2] if folder.plan_cache is not None else None
         return {
             "folder": folder.uri,
             "state": folder.verifier.state,
@@ -705,12 +705,6 @@ def _never_triggers(rel: str) -> bool:
     return any(p in NEVER_TRIGGERS or p.endswith(".egg-info") for p in parts) or parts[
         -1
     ].startswith(".coverage")
-
-
-def _dropped(request: RunRequest, reason: str) -> Record:
-    from lsp_verify.verifier import not_started_record
-
-    return not_started_record(request.folder, request.trigger, "cancelled", reason)
 
 
 def _log_line(record: Record) -> str:
