@@ -1,4 +1,4 @@
-"""How long `make_plan` takes on a big folder (SPEC 2 detector, issue 2 acceptance 6).
+"""How long `make_plan` takes on a big folder (planning reads only root-level files).
 
 Builds, in a temporary directory, a folder holding N files in nested directories beside its
 manifests (pyproject.toml with a pytest table, package.json with a test script, a Makefile

@@ -1,4 +1,4 @@
-"""Which command runs for a folder, and why (SPEC 2).
+"""Which command runs for a folder, and why.
 
 `make_plan` walks the sources in order: editor settings, `.lsp-verify.toml`, an executable
 `.gptme/verify-completion.sh`, then the five detector rules. It reads only files at the folder
@@ -552,7 +552,7 @@ def make_plan(
     *,
     project: ProjectFile | _Load | None = LOAD,
 ) -> Plan:
-    """The plan for `folder` (SPEC 2): settings, project file, script, detector, or none.
+    """The plan for `folder`: settings, project file, script, detector, or none.
 
     project: the already loaded `.lsp-verify.toml` (or None for "there is none"); by default
     it is loaded here. Reads only root-level files; never raises on the folder's contents.

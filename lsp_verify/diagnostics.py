@@ -1,4 +1,4 @@
-"""Diagnostics per document, in layers (SPEC 5), and the diagnostics of one run record.
+"""Diagnostics per document, in layers, and the diagnostics of one run record.
 
 The server publishes, for a document, the union of its layers: the verify layer (what the
 last finished run found) and the config layer (problems in `.lsp-verify.toml` itself), so

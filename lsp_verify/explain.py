@@ -1,4 +1,4 @@
-"""`lsp-verify explain [DIR]`: the plan for a folder as JSON (SPEC 9). Runs nothing."""
+"""`lsp-verify explain [DIR]`: the plan for a folder as JSON. Runs nothing."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ EXIT_USAGE = 2
 
 
 def plan_to_json(plan: Plan) -> dict[str, object]:
-    """SPEC 9's object: folder, source, runner, command, reason, manifest, fingerprint, steps,
+    """The explain object: folder, source, runner, command, reason, manifest, fingerprint, steps,
     rules (each {runner, matched, why}). Snapshot and env stay out: they are bytes and
     derived values a user does not need to read."""
     return {

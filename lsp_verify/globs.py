@@ -1,4 +1,4 @@
-"""The deliberately simple glob matcher of the verify loop (SPEC 3).
+"""The deliberately simple glob matcher of the verify loop.
 
 Not a glob engine: a pattern that starts with `*` matches a path ending with the rest; any
 other pattern matches the whole path, a trailing path suffix on segment boundaries, or one

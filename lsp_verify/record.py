@@ -1,4 +1,4 @@
-"""The record of one run (SPEC 5): an immutable value, the same for the server and the CLI."""
+"""The record of one run: an immutable value, the same for the server and the CLI."""
 
 from __future__ import annotations
 

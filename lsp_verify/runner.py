@@ -1,4 +1,4 @@
-"""Run a plan's command (SPEC 4, and the snapshot part of SPEC 2).
+"""Run a plan's command, or the snapshot of its manifest.
 
 One run: `sh -c COMMAND` (or the npm steps, each its own `sh -c`) in the folder, in a new
 session, stdin from /dev/null, stdout and stderr merged into one pipe that is read on the
@@ -61,7 +61,7 @@ LINE_CAP = 64 * 1024
 _READ_SIZE = 64 * 1024  # the default pipe capacity on Linux: one read empties a full pipe
 
 # How long to wait for SIGKILLed processes to die, and for EOF once every writer we know of
-# is gone. Together they keep a timed-out run within timeout + 500 ms (SPEC 4), even when a
+# is gone. Together they keep a timed-out run within timeout + 500 ms, even when a
 # process we cannot kill still holds the pipe.
 _KILL_WAIT_S = 0.2
 _VICTIM_WAIT_S = 0.1
@@ -95,7 +95,7 @@ class RunResult:
 
 
 def timeout_marker(timeout_ms: int) -> str:
-    """The exact last tail line of a timed-out run (SPEC 4)."""
+    """The exact last tail line of a timed-out run."""
     return f"[verify command timed out after {timeout_ms}ms and was killed]"
 
 
@@ -799,7 +799,7 @@ async def run_plan(
     cancel: asyncio.Event | None = None,
     on_spawn: Callable[[int], None] | None = None,
 ) -> RunResult:
-    """Run the plan's command(s) in its folder and say what happened (SPEC 4).
+    """Run the plan's command(s) in its folder and say what happened.
 
     Never raises for what a user can cause (missing folder or command, changed manifest):
     those are results. If the awaiting task is cancelled, the process group and every

@@ -1,4 +1,4 @@
-"""The language server: LSP wiring only (SPEC 3, 5, 6, 8).
+"""The language server: LSP wiring only.
 
 Everything it does is delegated: settings and plans to `settings`/`detect`, scheduling to the
 per-folder `FolderVerifier`, processes to `execute`/`runner`, diagnostics layers to
@@ -287,7 +287,7 @@ class VerifyServer(LanguageServer):
         asyncio.get_running_loop().create_task(later())
 
     def _gate_trigger(self, folder: Folder, path: str, uri: str | None, trigger: str) -> None:
-        """runOn and globs decide whether this trigger runs anything (SPEC 3)."""
+        """runOn and globs decide whether this trigger runs anything."""
         settings, _ = self.folder_settings(folder)
         if settings.run_on == "manual":
             return
@@ -363,7 +363,7 @@ class VerifyServer(LanguageServer):
     async def approve(
         self, folder: Folder, plan: Plan, settings: Settings, request: RunRequest
     ) -> str | None:
-        """The trust gate (SPEC 7): None to run, or why the plan does not run."""
+        """The trust gate: None to run, or why the plan does not run."""
         from lsp_verify.trust import describe, gate, needs_question, plan_fingerprint
 
         decision = gate(
@@ -584,7 +584,7 @@ class VerifyServer(LanguageServer):
     # ----- status, log, progress -----
 
     def _status(self, folder: Folder) -> dict[str, Any]:
-        """The `verify/status` of a folder as it is now (SPEC 5)."""
+        """The `verify/status` of a folder as it is now."""
         last = folder.verifier.last_record
         plan = folder.plan_cache[2] if folder.plan_cache is not None else None
         return {
@@ -846,7 +846,7 @@ def build_server() -> VerifyServer:
             if "verify" in settings:
                 ls.init_settings = settings["verify"]
         folders = list(ls.folders.values())
-        # Saves from now on wait for the new settings (SPEC 6: they apply to the next save).
+        # Saves from now on wait for the new settings (they apply to the next save).
         for folder in folders:
             folder.ready.clear()
         ls.spawn(ls.load_settings(folders))

@@ -1,4 +1,4 @@
-"""The Settings value (SPEC 6): parsed from editor settings, a bare string, or .lsp-verify.toml.
+"""The Settings value: parsed from editor settings, a bare string, or .lsp-verify.toml.
 
 Parsing never raises on user input: every problem becomes a message and the default is used.
 """
@@ -26,9 +26,9 @@ RUN_ON_VALUES = ("save", "edit", "sync", "manual")
 CONFIRM_VALUES = ("onChange", "always", "never")
 
 PROJECT_FILE = ".lsp-verify.toml"
-# The same bound as for manifests (SPEC 2): a settings file is never legitimately this big.
+# The same bound as for manifests: a settings file is never legitimately this big.
 MAX_FILE_BYTES = 1024 * 1024
-# Upper bounds the SPEC leaves open. Past them a value is a typo, not an intent, and an
+# Upper bounds of our own. Past them a value is a typo, not an intent, and an
 # absurd one would overflow a float timer or let the tail buffer grow without bound.
 MAX_TIMEOUT_MS = 2**31 - 1  # about 24.8 days; the largest timer delay JavaScript clients allow
 MAX_TAIL_LINES = 100_000
@@ -47,7 +47,7 @@ class Settings:
 
 DEFAULTS = Settings()
 
-# camelCase key of SPEC 6 -> field of Settings, in the order the SPEC lists them.
+# camelCase setting key -> field of Settings, in the order the README lists them.
 KEYS: Mapping[str, str] = {
     "command": "command",
     "globs": "globs",
@@ -165,7 +165,7 @@ def _validate(key: str, value: object) -> tuple[bool, object, str]:
         return False, None, "a positive integer"
     if key == "runOn":
         if isinstance(value, str) and value in RUN_ON_VALUES:
-            # SPEC 3 accepts "edit" as the same as "save": normalised here so that nothing
+            # "edit" is accepted as the same as "save": normalised here so that nothing
             # downstream has to remember it.
             return True, "save" if value == "edit" else value, ""
         return False, None, "one of " + ", ".join(f'"{v}"' for v in RUN_ON_VALUES)

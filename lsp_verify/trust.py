@@ -1,4 +1,4 @@
-"""Approvals of repository commands (SPEC 7): plan fingerprints and the per-user store.
+"""Approvals of repository commands: plan fingerprints and the per-user store.
 
 A command that comes from the repository (project file, script, detected plan) runs only once
 the user approved that exact plan. Decisions are kept per folder and plan fingerprint in one
@@ -119,7 +119,7 @@ def gate(
     run_now: bool = False,
     workspace_trusted: bool = True,
 ) -> Gate:
-    """The policy of SPEC 7 in one place, so the server only carries it out.
+    """The trust policy in one place, so the server only carries it out.
 
     run_now: the user asked for this run (`verify.runNow`): a stored refusal or an untrusted
     workspace asks again instead of declining.

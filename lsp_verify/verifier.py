@@ -1,4 +1,4 @@
-"""Per-folder scheduling of runs (SPEC 3): idle, running, running + one queued run.
+"""Per-folder scheduling of runs: idle, running, running + one queued run.
 
 The verifier knows nothing of plans, trust or processes: it is handed a `Job` that does one
 whole run (plan, approval, process) and returns its Record. What it guarantees:

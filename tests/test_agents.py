@@ -1,4 +1,4 @@
-"""Coding agents as clients: no didSave, files written to disk, diagnostics pulled (issue 9)."""
+"""Coding agents as clients: no didSave, files written to disk, diagnostics pulled."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`lsp-verify check`: exit codes, text and JSON output (SPEC 9)."""
+"""`lsp-verify check`: exit codes, text and JSON output."""
 
 from __future__ import annotations
 

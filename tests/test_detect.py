@@ -1,4 +1,4 @@
-"""The planner (SPEC 2): sources in order, the five detector rules, bad manifests."""
+"""The planner: sources in order, the five detector rules, bad manifests."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def check_invariants(plan: Plan) -> None:
                 assert "(not used:" in later.why
 
 
-# --- SPEC 2's table, row by row, positive and negative -------------------------------------
+# --- the detector's table, row by row, positive and negative ----------------------------------
 
 DETECTOR_CASES: list[tuple[str, dict[str, str | bytes], str | None, str | None]] = [
     # (id, files, runner or None, manifest)

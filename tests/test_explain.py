@@ -1,4 +1,4 @@
-"""`lsp-verify explain` (SPEC 9): the plan as JSON, every rule with matched and why."""
+"""`lsp-verify explain`: the plan as JSON, every rule with matched and why."""
 
 from __future__ import annotations
 

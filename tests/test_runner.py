@@ -1,4 +1,4 @@
-"""The process runner (SPEC 4, snapshot part of SPEC 2): lines, kills, steps, snapshots."""
+"""The process runner: lines, kills, npm steps, manifest snapshots."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The language server end to end, over stdio, as real clients drive it (issue 4)."""
+"""The language server end to end, over stdio, as real clients drive it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Trust end to end: a repository's command runs only once its plan is approved (issue 5)."""
+"""Trust end to end: a repository's command runs only once its plan is approved."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Settings (SPEC 6): parsing from a string, an object or .lsp-verify.toml; merging."""
+"""Settings: parsing from a string, an object or .lsp-verify.toml; merging."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The approval store (SPEC 7): fingerprints, round trips, damage, concurrency, command line."""
+"""The approval store: fingerprints, round trips, damage, concurrency, command line."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Problem matchers: a run's output lines -> located problems (SPEC 5, "located ones").
+"""Problem matchers: a run's output lines -> located problems.
 
 `ProblemCollector` is the `LineSink` the runner feeds. It hands every line to the family
 matchers, most specific first, and resolves what they report against the workspace folder.

@@ -297,7 +297,7 @@ export class VerifyClient implements vscode.Disposable {
         return before === undefined || before.path !== now.path || before.interpreter !== now.interpreter;
     }
 
-    /** SPEC 6/7: the server re-reads its settings, and learns of trust granted, from this. */
+    /** The server re-reads its settings, and learns of trust granted, from this. */
     private notifySettings(): void {
         const client = this.client;
         if (client === undefined || !client.isRunning()) {

@@ -1,9 +1,9 @@
 /**
- * The `verify` section of VS Code's settings, as the server reads it (SPEC 6), and the
+ * The `verify` section of VS Code's settings, as the server reads it, and the
  * client's own `verify.server.*` settings.
  */
 
-/** The keys of SPEC 6, in the SPEC's order. `server` and `trace` are the client's own. */
+/** The server's setting keys, in the README's order. `server` and `trace` are the client's own. */
 export const SERVER_SETTING_KEYS = [
     'command',
     'globs',
@@ -95,7 +95,7 @@ export interface InitializationOptions {
 }
 
 /**
- * SPEC 7: the server learns whether the workspace is trusted from the client.
+ * The server learns whether the workspace is trusted from the client.
  * Diagnostics are pushed: VS Code declares pull support, but it keeps pulled diagnostics in a
  * list of their own (a server that also pushed would show twice) and pulls only open files,
  * while a failing test is often in a file that is not open.

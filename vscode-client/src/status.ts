@@ -1,5 +1,5 @@
 /**
- * The status bar item: what SPEC 5's `verify/status` notifications say, at a glance, so that
+ * The status bar item: what the server's `verify/status` notifications say, at a glance, so that
  * silence never looks like success.
  */
 export const STATUS_NOTIFICATION = 'verify/status';

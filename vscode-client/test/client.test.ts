@@ -104,7 +104,7 @@ describe('initializationOptions', () => {
 });
 
 describe('workspace/configuration', () => {
-    it('answers section verify per folder with the SPEC 6 keys set for that folder', async () => {
+    it('answers section verify per folder with the setting keys set for that folder', async () => {
         mock.set('verify.timeoutMs', 5000);
         mock.setForFolder('file:///work/b', 'verify.command', 'cargo test');
         context = await activated();
@@ -171,7 +171,7 @@ describe('restricted mode', () => {
 });
 
 describe('settings changes', () => {
-    it('re-sends settings without a restart when a SPEC 6 key changes', async () => {
+    it('re-sends settings without a restart when a setting key changes', async () => {
         context = await activated();
         mock.change(['verify.runOn'], () => mock.set('verify.runOn', 'manual'));
         await settle();
