@@ -105,7 +105,7 @@ class Session:
         ]
 
 
-def test_env(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+def server_env(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     for name in ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
         folder = tmp / name.lower()
@@ -165,7 +165,7 @@ async def session(
     config = ClientServerConfig(
         server_command=[sys.executable, "-m", "lsp_verify"],
         client_factory=factory,
-        server_env=test_env(state, env),
+        server_env=server_env(state, env),
     )
     client = await config.start()
     assert isinstance(client, LanguageClient)

@@ -37,16 +37,8 @@ def agent_capabilities() -> types.ClientCapabilities:
 
 
 @pytest.fixture
-def state(tmp_path: Path) -> Path:
-    path = tmp_path / "state"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
+def project(project: Path) -> Path:
+    root = project
     (root / "pytest.ini").write_text("[pytest]\n")
     (root / "test_answer.py").write_text(PASSING)
     return root

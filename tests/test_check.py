@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.lsp_session import server_env
 from tests.procs import alive_with, unique_sleep
 
 
 def check(
     folder: Path, *args: str, tmp: Path, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    for name in ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
-        env[name] = str(tmp / name.lower())
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env["PATH"]
+    # The demo's detected command is a bare `pytest`: make it this interpreter's.
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
+    env = server_env(tmp, {"PATH": path})
     return subprocess.run(
         [sys.executable, "-m", "lsp_verify", "check", str(folder), *args],
         capture_output=True,
@@ -31,10 +31,8 @@ def check(
 
 
 @pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
+def folder(project: Path) -> Path:
+    return project
 
 
 def test_passing_command_exits_0(folder: Path, tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ import warnings
 from pathlib import Path
 
 import attrs
-import pytest
 from lsprotocol import types
 from pytest_lsp import LspSpecificationWarning, client_capabilities
 
@@ -21,20 +20,6 @@ NEVER_ASK = {"confirm": "never"}
 
 FAILING_TEST = "def test_math():\n    assert 1 + 1 == 3\n"
 PASSING_TEST = "def test_math():\n    assert 1 + 1 == 2\n"
-
-
-@pytest.fixture
-def state(tmp_path: Path) -> Path:
-    path = tmp_path / "state"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 def pytest_project(root: Path, test: str = FAILING_TEST) -> None:

@@ -17,16 +17,8 @@ RUN_ONCE, ALWAYS, DONT_RUN = "Run once", "Always for this plan", "Don't run"
 
 
 @pytest.fixture
-def state(tmp_path: Path) -> Path:
-    path = tmp_path / "state"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
+def project(project: Path, tmp_path: Path) -> Path:
+    root = project
     # A detected plan: make test. It counts its runs in a file outside the repository.
     (root / "Makefile").write_text(f"test:\n\t@echo run >> {tmp_path / 'runs.log'}; exit 1\n")
     return root
