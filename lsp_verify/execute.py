@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from typing import Callable
 
 from lsp_verify.detect import Plan
@@ -35,10 +34,12 @@ async def execute_plan(
         cancel=cancel,
         on_spawn=on_spawn,
     )
-    return replace(
-        record_for_plan(
-            plan, trigger=trigger, outcome=result.outcome, reason=result.reason, document=document
-        ),
+    return record_for_plan(
+        plan,
+        trigger=trigger,
+        outcome=result.outcome,
+        reason=result.reason,
+        document=document,
         started_at=result.started_at,
         duration_ms=result.duration_ms,
         exit_code=result.exit_code,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # only types: the server imports this before it answers `initialize`
@@ -14,9 +14,18 @@ OUTCOMES = ("passed", "failed", "timed-out", "cancelled", "skipped", "declined",
 TRIGGERS = ("save", "runNow", "cli", "watch", "sync")
 
 
+def utc_iso(seconds: float) -> str:
+    """A time.time() value as ISO 8601 in UTC with milliseconds: 2026-11-30T05:40:01.123Z."""
+    t = time.gmtime(seconds)
+    return (
+        f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+        f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.{int(seconds * 1000) % 1000:03d}Z"
+    )
+
+
 def now_iso() -> str:
-    """ISO 8601 in UTC with milliseconds, e.g. 2026-11-30T05:40:01.123Z."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """Now, as `utc_iso` writes it."""
+    return utc_iso(time.time())
 
 
 @dataclass(frozen=True)
@@ -83,8 +92,14 @@ def record_for_plan(
     outcome: str,
     reason: str | None = None,
     document: str | None = None,
+    started_at: str | None = None,
+    duration_ms: int = 0,
+    exit_code: int | None = None,
+    tail: tuple[str, ...] = (),
+    problems: tuple[Problem, ...] = (),
 ) -> Record:
-    """A record for a run that never started (no plan, declined, skipped before spawning)."""
+    """The record of a run of `plan`: by default one that never started (no plan, declined,
+    skipped before spawning); a finished run gives what its process did."""
     return Record(
         folder=plan.folder,
         command=plan.command,
@@ -95,10 +110,12 @@ def record_for_plan(
         fingerprint=plan.fingerprint,
         steps=plan.steps,
         trigger=trigger,
-        started_at=now_iso(),
-        duration_ms=0,
-        exit_code=None,
+        started_at=started_at if started_at is not None else now_iso(),
+        duration_ms=duration_ms,
+        exit_code=exit_code,
         outcome=outcome,
+        tail=tail,
+        problems=problems,
         document=document,
     )
 

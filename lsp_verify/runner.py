@@ -30,16 +30,14 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 from lsp_verify.detect import Plan
 from lsp_verify.problems.base import LineSink, NullSink, Problem
+from lsp_verify.record import utc_iso
 
 __all__ = [
     "LINE_CAP",
@@ -228,8 +226,15 @@ class _Output:
         self._cleaner = LineCleaner()
         self.ring: deque[str] = deque(maxlen=tail_lines)
         self.eof: asyncio.Future[None] = loop.create_future()
-        self._reading = True
-        loop.add_reader(fd, self._readable)
+        self._reading = True  # until EOF or close
+        self._watched = False
+
+    def watch(self) -> None:
+        """Read as output arrives. Called once the command has started: the pipe holds what
+        it writes meanwhile, and the spawn does not wait for the registration."""
+        if self._reading and not self._watched:
+            self._watched = True
+            self._loop.add_reader(self._fd, self._readable)
 
     def _readable(self) -> None:
         try:
@@ -278,7 +283,8 @@ class _Output:
     def _stop_reading(self) -> None:
         if self._reading:
             self._reading = False
-            self._loop.remove_reader(self._fd)
+            if self._watched:
+                self._loop.remove_reader(self._fd)
             if not self.eof.done():
                 self.eof.set_result(None)
 
@@ -315,10 +321,31 @@ class _Prepared:
     skip: str | None = None
 
 
+_environ_copy: tuple[dict[bytes, bytes], dict[str, str]] | None = None
+
+
+def _environment() -> dict[str, str]:
+    """A copy of os.environ for a run.
+
+    Decoding os.environ entry by entry costs more than the rest of a run's preparation, so
+    the decoded copy is kept, and made again only when the environment differs from the one
+    it was made from. CPython keeps the raw environment as a dict of bytes; where it does
+    not, the copy is made every time."""
+    global _environ_copy
+    raw = getattr(os.environ, "_data", None)
+    if not isinstance(raw, dict):
+        return dict(os.environ)
+    kept = _environ_copy
+    if kept is None or kept[0] != raw:
+        kept = (dict(raw), dict(os.environ))
+        _environ_copy = kept
+    return dict(kept[1])
+
+
 def _prepare(plan: Plan, run_id: str) -> _Prepared:
     """The commands and environments to run; may raise OSError (snapshot files)."""
     assert plan.command is not None
-    env = dict(os.environ)
+    env = _environment()
     env.update(plan.env)
     # Appending keeps the outer run's token when lsp-verify runs inside a verify run (its
     # own test suite): the outer run can still find and kill what the inner one started.
@@ -345,6 +372,8 @@ def _prepare(plan: Plan, run_id: str) -> _Prepared:
         plan.runner == "pytest" and plan.manifest == "pytest.ini"
     )
     if snapshot_run and plan.snapshot is not None and plan.manifest is not None:
+        import tempfile  # here: most runs have no snapshot, and the server stays smaller
+
         tmpdir = tempfile.mkdtemp(prefix="lsp-verify-")  # 0700: the snapshot is private
         try:
             # The same file name keeps make's and pytest's own reading of it (pytest treats a
@@ -488,10 +517,21 @@ class _PidWindow:
     def __init__(self) -> None:
         self.first: int | None = None
         self._forks = _forks_since_boot() if _ON_LINUX else None
+        self._spawned = 0
 
     def note(self, pid: int) -> None:
         if self.first is None:
             self.first = pid
+        self._spawned += 1
+
+    def nothing_else_forked(self) -> bool:
+        """True when the machine has created no process (or thread) since the window opened
+        but the steps this run spawned: then none of them has a descendant to look for.
+        The kernel counts every fork and clone, system-wide, in /proc/stat."""
+        if self._forks is None or self._spawned == 0:
+            return False
+        forks = _forks_since_boot()
+        return forks is not None and forks - self._forks == self._spawned
 
     def candidates(self) -> Iterable[int]:
         global _pid_max
@@ -720,19 +760,24 @@ class _Child:
         True when the child itself had to be killed."""
         proc = self.proc
         killed = False
-        if proc.returncode is None:
-            if not self.exited():
-                killed = True
-                _kill_group(proc)
-                await _wait_until(self.exited, _KILL_WAIT_S, blocking)
-            # Until the child is reaped its pid still names the group, so this cannot reach
-            # a stranger that was given the same number.
-            with contextlib.suppress(OSError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        await _kill_escaped(token, window, blocking)
-        if proc.returncode is None and self.exited():
+        exited = proc.returncode is not None or self.exited()
+        if not exited:
+            killed = True
+            _kill_group(proc)
+            exited = await _wait_until(self.exited, _KILL_WAIT_S, blocking)
+        # A step that started no process of its own (a shell builtin, an exec) leaves nothing
+        # to find: the group is its zombie alone, and the scans of /proc are skipped.
+        alone = window.nothing_else_forked()
+        if not alone:
+            if proc.returncode is None:
+                # Until the child is reaped its pid still names the group, so this cannot
+                # reach a stranger that was given the same number.
+                with contextlib.suppress(OSError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            await _kill_escaped(token, window, blocking)
+        if proc.returncode is None and exited:
             proc.wait()
-        if _ON_LINUX:
+        if _ON_LINUX and not alone:
             _reap_session_zombies(window, proc.pid)
         if self.pidfd is not None:
             os.close(self.pidfd)
@@ -777,11 +822,6 @@ def _set_subreaper(on: bool) -> bool:
 # ---------------------------------------------------------------------------- the run
 
 
-def _utc_now() -> str:
-    now = datetime.now(timezone.utc)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
-
-
 def _exit_code(returncode: int | None) -> int | None:
     if returncode is None:
         return None
@@ -806,7 +846,7 @@ async def run_plan(
     escaped descendant are killed before CancelledError propagates.
     """
     loop = asyncio.get_running_loop()
-    started_at = _utc_now()
+    started = time.time()  # formatted when the run is over: the spawn comes first
     t0 = time.monotonic()
     sink = sink if sink is not None else NullSink()
     tail_lines = max(1, tail_lines)
@@ -819,7 +859,9 @@ async def run_plan(
         problems: tuple[Problem, ...] = (),
     ) -> RunResult:
         duration_ms = int((time.monotonic() - t0) * 1000)
-        return RunResult(outcome, exit_code, reason, tuple(tail), problems, started_at, duration_ms)
+        return RunResult(
+            outcome, exit_code, reason, tuple(tail), problems, utc_iso(started), duration_ms
+        )
 
     def not_started(why: str) -> RunResult:
         return result("failed", reason=why, tail=[why])
@@ -831,7 +873,7 @@ async def run_plan(
     if not os.path.isdir(plan.folder):
         return not_started(f"folder not found: {plan.folder}")
 
-    run_id = uuid.uuid4().hex
+    run_id = os.urandom(16).hex()
     try:
         prepared = _prepare(plan, run_id)
     except OSError as e:
@@ -881,6 +923,7 @@ async def run_plan(
                 out.ring.append(reason)
                 break
             window.note(proc.pid)
+            out.watch()
             child = _Child(proc)
             if on_spawn is not None:
                 on_spawn(proc.pid)

@@ -315,6 +315,87 @@ def test_pid_window(
     assert list(window.candidates()) == expected
 
 
+@pytest.mark.parametrize(
+    ("spawned", "forks_after", "alone"),
+    [
+        (1, 5001, True),  # only our step was forked since the window opened
+        (1, 5002, False),  # one more process somewhere: it may be the step's
+        (2, 5002, True),  # two npm steps, nothing else
+        (0, 5000, False),  # nothing spawned: no claim to make
+    ],
+)
+def test_nothing_else_forked(
+    monkeypatch: pytest.MonkeyPatch, spawned: int, forks_after: int, alone: bool
+) -> None:
+    monkeypatch.setattr(runner, "_forks_since_boot", lambda: 5000)
+    window = runner._PidWindow()
+    for pid in range(1000, 1000 + spawned):
+        window.note(pid)
+    monkeypatch.setattr(runner, "_forks_since_boot", lambda: forks_after)
+    assert window.nothing_else_forked() is alone
+
+
+def test_nothing_else_forked_without_the_counter(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "_forks_since_boot", lambda: None)
+    window = runner._PidWindow()
+    window.note(1000)
+    assert window.nothing_else_forked() is False
+
+
+def test_the_fork_counter_counts_a_spawn_once() -> None:
+    """What the fast path rests on: the kernel counts one fork for one spawned step. Other
+    processes on the machine may fork meanwhile, so one exact count in a few tries is it."""
+    seen = []
+    for _ in range(20):
+        before = runner._forks_since_boot()
+        subprocess.run(["/bin/sh", "-c", "exit 3"], check=False)
+        after = runner._forks_since_boot()
+        assert before is not None and after is not None
+        seen.append(after - before)
+        if after - before == 1:
+            break
+    assert 1 in seen, seen
+
+
+@pytest.mark.parametrize(("alone", "scans"), [(True, 0), (False, 1)])
+async def test_the_scan_for_escapees_is_skipped_only_when_nothing_forked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, alone: bool, scans: int
+) -> None:
+    calls: list[bytes] = []
+    real = runner._kill_escaped
+
+    async def counting(token: bytes, window: object, blocking: bool) -> int:
+        calls.append(token)
+        return await real(token, window, blocking)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "_kill_escaped", counting)
+    monkeypatch.setattr(runner._PidWindow, "nothing_else_forked", lambda self: alone)
+    result = await run(tmp_path, "exit 4")
+    assert (result.outcome, result.exit_code) == ("failed", 4)
+    assert len(calls) == scans
+
+
+async def test_a_forking_command_is_scanned_and_its_escapee_killed(
+    tmp_path: Path, token: str
+) -> None:
+    """The real counter, no stubs: a command that leaves a setsid daemon is not `alone`."""
+    result = await run(tmp_path, f"setsid sleep {token} & exit 0")
+    assert result.outcome == "passed"
+    assert alive(token) == []
+
+
+async def test_the_environment_is_read_again_when_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LSP_VERIFY_TEST_VALUE", "one")
+    first = await run(tmp_path, "echo $LSP_VERIFY_TEST_VALUE")
+    monkeypatch.setenv("LSP_VERIFY_TEST_VALUE", "two")
+    second = await run(tmp_path, "echo $LSP_VERIFY_TEST_VALUE")
+    monkeypatch.delenv("LSP_VERIFY_TEST_VALUE")
+    third = await run(tmp_path, "echo ${LSP_VERIFY_TEST_VALUE-unset}")
+    assert (first.tail, second.tail, third.tail) == (("one",), ("two",), ("unset",))
+
+
 def test_enable_subreaper_sets_the_flag() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     flag = ctypes.c_int(-1)
