@@ -534,15 +534,30 @@ PLAN_INPUTS = (
 
 def plan_signature(folder: str) -> tuple[object, ...]:
     """What a plan of `folder` depends on besides the editor settings: the identity and
-    change times of every input, and PATH (which decides whether `uv` is there)."""
+    change times of every input, and PATH (which decides whether `uv` is there).
+
+    Every save asks, and most inputs do not exist: each is first looked up with access(),
+    which says no without the cost of an exception, and only what exists is stat'ed."""
     signature: list[object] = [os.environ.get("PATH")]
-    for name in PLAN_INPUTS:
-        try:
-            st = os.stat(os.path.join(folder, name))
-        except (OSError, ValueError):
-            signature.append(None)
-        else:
-            signature.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode))
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except (OSError, ValueError):
+        return (*signature, *(None for _ in PLAN_INPUTS))
+    try:
+        for name in PLAN_INPUTS:
+            if not os.access(name, os.F_OK, dir_fd=fd, follow_symlinks=False):
+                signature.append(None)
+                continue
+            try:
+                st = os.stat(name, dir_fd=fd)
+            except (OSError, ValueError):
+                signature.append(None)
+            else:
+                signature.append(
+                    (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+                )
+    finally:
+        os.close(fd)
     return tuple(signature)
 
 

@@ -6,7 +6,6 @@ Parsing never raises on user input: every problem becomes a message and the defa
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import math
 import os
@@ -15,12 +14,13 @@ import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised only on Python < 3.11
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+if TYPE_CHECKING:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised only on Python < 3.11
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 RUN_ON_VALUES = ("save", "edit", "sync", "manual")
 CONFIRM_VALUES = ("onChange", "always", "never")
@@ -236,6 +236,8 @@ def _suggest(key: str) -> str:
     lower = {k.lower(): k for k in KEYS}
     if key.lower() in lower:
         return lower[key.lower()]
+    import difflib  # only for an unknown key
+
     close = difflib.get_close_matches(key, list(KEYS), n=1, cutoff=0.75)
     return close[0] if close else ""
 
@@ -278,6 +280,16 @@ def describe_os_error(exc: OSError) -> str:
     if exc.strerror:
         return exc.strerror[0].lower() + exc.strerror[1:]
     return str(exc) or type(exc).__name__
+
+
+def toml_module() -> Any:
+    """tomllib, or tomli before Python 3.11: imported when a TOML file is first read, after
+    the server has answered `initialize`."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised only on Python < 3.11
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+    return tomllib
 
 
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -329,9 +341,10 @@ def load_project_file(folder: str) -> ProjectFile | None:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return _broken(path, data, f"is not UTF-8 (invalid byte at offset {exc.start})", None)
+    toml = toml_module()
     try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        document = toml.loads(text)
+    except toml.TOMLDecodeError as exc:
         problem, line = toml_error(exc)
         return _broken(path, data, f"is not valid TOML: {problem}", line)
     except RecursionError:

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import hashlib
 import json
 import os
 import stat
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -90,16 +90,22 @@ def plan_fingerprint(plan: Plan) -> str:
     the rules, nor the snapshot and env, which are derived from the manifest bytes that
     `plan.fingerprint` already covers.
     """
+    return _fingerprint(
+        plan.source, plan.runner, plan.command, plan.steps, plan.manifest, plan.fingerprint
+    )
+
+
+@functools.lru_cache(maxsize=256)  # every save asks for the fingerprint of the same plan
+def _fingerprint(
+    source: str | None,
+    runner: str | None,
+    command: str | None,
+    steps: tuple[str, ...],
+    manifest: str | None,
+    fingerprint: str | None,
+) -> str:
     canonical = json.dumps(
-        [
-            _FINGERPRINT_TAG,
-            plan.source,
-            plan.runner,
-            plan.command,
-            list(plan.steps),
-            plan.manifest,
-            plan.fingerprint,
-        ],
+        [_FINGERPRINT_TAG, source, runner, command, list(steps), manifest, fingerprint],
         ensure_ascii=True,
         separators=(",", ":"),
     )
@@ -479,6 +485,8 @@ class TrustStore:
             os.close(fd)
 
     def _write(self, path: Path, folders: _Folders) -> None:
+        import tempfile  # here: only a decision writes the store, and the server stays smaller
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as f:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 
+@functools.lru_cache(maxsize=1024)  # every save of a document asks again
 def uri_to_path(uri: str) -> str | None:
     """The absolute path of a file:// URI, or None for any other scheme or a malformed URI."""
     try:
@@ -29,6 +31,17 @@ def path_to_uri(path: str) -> str:
 
 def relative_to(folder: str, path: str) -> str | None:
     """`path` relative to `folder`, `/`-separated, or None when it lies outside."""
+    if os.path.isabs(folder) and os.path.isabs(path):
+        # What relpath would say, without its two getcwd() calls: this runs on every save.
+        # (POSIX keeps a leading "//" apart; relpath does not: such paths take its way.)
+        folder, path = os.path.normpath(folder), os.path.normpath(path)
+        if not (folder.startswith("//") or path.startswith("//")):
+            if path == folder:
+                return "."
+            prefix = folder if folder.endswith(os.sep) else folder + os.sep
+            if not path.startswith(prefix):
+                return None
+            return path[len(prefix) :].replace(os.sep, "/")
     try:
         rel = os.path.relpath(path, folder)
     except ValueError:

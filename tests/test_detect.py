@@ -751,3 +751,33 @@ def test_plan_signature_changes_with_an_input(tmp_path: Path) -> None:
     assert after != before
     (tmp_path / "Makefile").write_text("test:\n\tfalse\n")
     assert plan_signature(str(tmp_path)) != after
+
+
+def _stat_signature(folder: Path) -> tuple[object, ...]:
+    """What plan_signature must say, written the plain way: stat every input."""
+    from lsp_verify import detect
+
+    out: list[object] = [os.environ.get("PATH")]
+    for name in detect.PLAN_INPUTS:
+        try:
+            st = os.stat(folder / name)
+        except OSError:
+            out.append(None)
+        else:
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode))
+    return tuple(out)
+
+
+def test_plan_signature_says_what_stat_says(tmp_path: Path) -> None:
+    from lsp_verify.detect import plan_signature
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "pytest").write_text("#!/bin/sh\n")
+    (tmp_path / "Makefile").symlink_to(tmp_path / "missing")  # dangling: as absent
+    (tmp_path / "package.json").symlink_to(tmp_path / "pytest.ini")  # followed
+    (tmp_path / "tox.ini").mkdir()  # a directory: its stat, like any input
+    assert plan_signature(str(tmp_path)) == _stat_signature(tmp_path)
+    gone = tmp_path / "gone"
+    assert plan_signature(str(gone)) == _stat_signature(gone)
+    assert plan_signature(str(tmp_path / "pytest.ini")) == _stat_signature(tmp_path / "pytest.ini")

@@ -72,14 +72,9 @@ class ProblemCollector:
         self._index = 0
         self._result: list[Problem] | None = None
         self._locator = FolderLocator(folder)
-        self._matchers: list[Matcher] = [
-            PytestMatcher(self._locator),
-            JestMatcher(self._locator),
-            RustMatcher(self._locator),
-            TscMatcher(self._locator),
-            TracebackMatcher(self._locator),
-            GccMatcher(self._locator),
-        ]
+        # Made at the first line: a run that prints nothing never pays for them, and one that
+        # does pays while its command runs rather than before it starts.
+        self._matchers: list[Matcher] = []
         self._broken: set[int] = set()
         # Max-heap on (start, arrival) keeping the `limit` earliest problems, bounded memory.
         self._heap: list[tuple[int, int, tuple[str, int, int, str], Problem]] = []
@@ -90,6 +85,15 @@ class ProblemCollector:
         if self._result is not None:
             return
         try:
+            if not self._matchers:
+                self._matchers = [
+                    PytestMatcher(self._locator),
+                    JestMatcher(self._locator),
+                    RustMatcher(self._locator),
+                    TscMatcher(self._locator),
+                    TracebackMatcher(self._locator),
+                    GccMatcher(self._locator),
+                ]
             self._feed(line)
         except Exception:
             self.errors += 1

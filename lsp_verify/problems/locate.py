@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 
 # Installed or generated code inside a folder: a traceback frame there is not where the
@@ -33,9 +34,12 @@ class FolderLocator:
 
     def __init__(self, folder: str) -> None:
         self.folder = os.path.normpath(os.path.abspath(folder))
-        self._real = os.path.realpath(self.folder)
         self._cache: dict[str, str | None] = {}
         self._lines: dict[tuple[str, tuple[str, ...]], int | None] = {}
+
+    @functools.cached_property
+    def _real(self) -> str:
+        return os.path.realpath(self.folder)
 
     def relative(self, path: str) -> str | None:
         try:
