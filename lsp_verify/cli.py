@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="lsp-verify",
         description="Run a project's own verification command and report what failed.",
     )
     sub = parser.add_subparsers(dest="cmd")
-    sub.add_parser("serve", help="speak LSP on stdio (the default)")
+    serve = sub.add_parser("serve", help="speak LSP on stdio (the default)")
+    serve.add_argument("--stdio", action="store_true", help="accepted for editors that pass it")
+    parser.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
 
     explain = sub.add_parser("explain", help="print the plan for a folder as JSON; runs nothing")
     explain.add_argument("dir", nargs="?", default=".")
@@ -47,6 +54,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words in ([], ["serve"], ["--stdio"], ["serve", "--stdio"]):
+        # What editors start: straight to the server, without building the parser.
+        from lsp_verify.server import serve
+
+        return serve()
+
     parser = _parser()
     try:
         args = parser.parse_args(argv)

@@ -9,10 +9,11 @@ what failed. The summary diagnostic never goes stale.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from lsprotocol import types
 
@@ -42,6 +43,11 @@ class Entry:
     diagnostic: types.Diagnostic
     anchor: str | None = None
 
+    @functools.cached_property
+    def json(self) -> dict[str, Any]:
+        """The diagnostic as LSP JSON, made once: publishing it is on the path of every save."""
+        return diagnostic_json(self.diagnostic)
+
 
 LineText = Callable[[str, int], "str | None"]
 
@@ -53,6 +59,11 @@ class DiagnosticStore:
     def union(self, uri: str) -> list[types.Diagnostic]:
         layers = self._layers.get(uri, {})
         return [e.diagnostic for layer in (CONFIG, VERIFY) for e in layers.get(layer, [])]
+
+    def union_json(self, uri: str) -> list[dict[str, Any]]:
+        """`union` as LSP JSON."""
+        layers = self._layers.get(uri, {})
+        return [e.json for layer in (CONFIG, VERIFY) for e in layers.get(layer, [])]
 
     def uris(self, layer: str) -> set[str]:
         return {uri for uri, layers in self._layers.items() if layers.get(layer)}
@@ -97,6 +108,40 @@ class DiagnosticStore:
         if len(kept) == len(entries):
             return False
         return self.set(uri, VERIFY, kept)
+
+
+def _position_json(position: types.Position) -> dict[str, int]:
+    return {"line": position.line, "character": position.character}
+
+
+def _range_json(range_: types.Range) -> dict[str, dict[str, int]]:
+    return {"start": _position_json(range_.start), "end": _position_json(range_.end)}
+
+
+def diagnostic_json(diagnostic: types.Diagnostic) -> dict[str, Any]:
+    """A diagnostic as LSP JSON, as lsprotocol's converter writes it: unset fields left out."""
+    out: dict[str, Any] = {"range": _range_json(diagnostic.range), "message": diagnostic.message}
+    if diagnostic.severity is not None:
+        out["severity"] = int(diagnostic.severity)
+    if diagnostic.code is not None:
+        out["code"] = diagnostic.code
+    if diagnostic.code_description is not None:
+        out["codeDescription"] = {"href": diagnostic.code_description.href}
+    if diagnostic.source is not None:
+        out["source"] = diagnostic.source
+    if diagnostic.tags is not None:
+        out["tags"] = [int(tag) for tag in diagnostic.tags]
+    if diagnostic.related_information is not None:
+        out["relatedInformation"] = [
+            {
+                "location": {"uri": r.location.uri, "range": _range_json(r.location.range)},
+                "message": r.message,
+            }
+            for r in diagnostic.related_information
+        ]
+    if diagnostic.data is not None:
+        out["data"] = diagnostic.data
+    return out
 
 
 def summary_message(record: Record) -> str:

@@ -1,0 +1,247 @@
+"""The server's stdio transport, byte by byte: framing, nonsense from a client, exit codes.
+
+These drive `python -m lsp_verify` with raw bytes rather than through pytest-lsp, because
+what they check is exactly what a well-behaved client library never sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_verify.server import _Framing
+from tests.lsp_session import server_env
+
+
+def frame(message: dict[str, Any], header: str = "Content-Length") -> bytes:
+    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+    return f"{header}: {len(body)}\r\n\r\n".encode() + body
+
+
+def initialize(root: Path, rid: int = 1) -> bytes:
+    return frame(
+        {
+            "id": rid,
+            "method": "initialize",
+            "params": {
+                "processId": None,
+                "rootUri": root.as_uri(),
+                "capabilities": {},
+                "initializationOptions": {"command": "touch ran.txt; exit 1", "confirm": "never"},
+            },
+        }
+    )
+
+
+def did_save(uri: str) -> bytes:
+    return frame({"method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}})
+
+
+class RawServer:
+    """`python -m lsp_verify` over pipes, read with a deadline."""
+
+    def __init__(self, state: Path, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "lsp_verify", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=server_env(state),
+        )
+        self.buffer = b""
+
+    def send(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def read(self, timeout: float = 20) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            end = self.buffer.find(b"\r\n\r\n")
+            if end >= 0:
+                headers = dict(line.split(b":", 1) for line in self.buffer[:end].split(b"\r\n"))
+                length = int(headers[b"Content-Length"])
+                if len(self.buffer) >= end + 4 + length:
+                    body = self.buffer[end + 4 : end + 4 + length]
+                    self.buffer = self.buffer[end + 4 + length :]
+                    message: dict[str, Any] = json.loads(body)
+                    return message
+            left = deadline - time.monotonic()
+            fd = self.proc.stdout.fileno()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError("the server said nothing")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise EOFError("the server closed its output")
+            self.buffer += chunk
+
+    def response(self, rid: int) -> dict[str, Any]:
+        while True:
+            message = self.read()
+            if message.get("id") == rid and "method" not in message:
+                return message
+
+    def notification(self, method: str) -> dict[str, Any]:
+        while True:
+            message = self.read()
+            if message.get("method") == method:
+                return message
+
+    def finish(self, shutdown: bool = True) -> int:
+        if shutdown:
+            self.send(frame({"id": 99, "method": "shutdown"}))
+            assert self.response(99)["result"] is None
+        self.send(frame({"method": "exit"}))
+        return self.proc.wait(timeout=20)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def raw(state: Path) -> Any:
+    servers: list[RawServer] = []
+
+    def start(*args: str) -> RawServer:
+        server = RawServer(state, *args)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.kill()
+
+
+def test_messages_split_anywhere_and_sent_together_are_all_read(raw: Any, project: Path) -> None:
+    server = raw()
+    data = initialize(project) + frame({"method": "initialized", "params": {}})
+    for i in range(0, len(data), 7):  # a few bytes at a time, headers and bodies cut anywhere
+        server.send(data[i : i + 7])
+    assert "capabilities" in server.response(1)["result"]
+    # Two requests in one write, one with its header in another case and a Content-Type.
+    both = frame({"id": 2, "method": "workspace/executeCommand", "params": {"command": "x"}})
+    typed = json.dumps(
+        {"jsonrpc": "2.0", "id": 3, "method": "workspace/executeCommand", "params": {}}
+    ).encode()
+    both += (
+        f"content-length: {len(typed)}\r\n"
+        "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
+    ).encode() + typed
+    server.send(both)
+    assert "error" in server.response(2)
+    assert "error" in server.response(3)
+    assert server.finish() == 0
+
+
+def test_nonsense_from_the_client_is_survived(raw: Any, project: Path) -> None:
+    server = raw()
+    server.send(initialize(project) + frame({"method": "initialized", "params": {}}))
+    server.response(1)
+    nonsense = [
+        b"Content-Length: 9\r\n\r\nnot json!",
+        b"Content-Length: abc\r\n\r\n",
+        b"X-Nothing: 1\r\n\r\n",
+        b"Content-Length: 5\r\n\r\n[1,2]",
+        frame({"method": "textDocument/didSave", "params": {}}),
+        frame({"method": "textDocument/didSave", "params": {"textDocument": {"uri": 42}}}),
+        frame({"method": "textDocument/didSave"}),
+        frame({"method": "textDocument/didSave", "params": {"textDocument": {"uri": "http://x/"}}}),
+        frame({"method": "textDocument/didSave", "params": {"x": "y"}}),
+        b"Content-Length: 2\r\n\r\n{}",
+    ]
+    for data in nonsense:
+        server.send(data)
+    # Still there, and still running saves.
+    server.send(did_save((project / "a.txt").as_uri()))
+    published = server.notification("textDocument/publishDiagnostics")
+    assert published["params"]["uri"] == (project / "a.txt").as_uri()
+    assert published["params"]["diagnostics"][0]["message"].startswith("verify failed (exit 1)")
+    assert (project / "ran.txt").exists()
+    assert server.finish() == 0
+
+
+def test_a_save_after_shutdown_runs_nothing(raw: Any, project: Path) -> None:
+    server = raw()
+    server.send(initialize(project) + frame({"method": "initialized", "params": {}}))
+    server.response(1)
+    server.send(frame({"id": 2, "method": "shutdown"}) + did_save((project / "a.txt").as_uri()))
+    assert server.response(2)["result"] is None
+    time.sleep(0.5)
+    assert not (project / "ran.txt").exists()
+    assert server.finish(shutdown=False) == 0
+
+
+def test_exit_without_shutdown_exits_1(raw: Any, project: Path) -> None:
+    server = raw()
+    server.send(initialize(project))
+    server.response(1)
+    assert server.finish(shutdown=False) == 1
+
+
+@pytest.mark.parametrize("args", [("--stdio",), ("serve", "--stdio"), ("serve",)])
+def test_editors_may_pass_stdio(raw: Any, project: Path, args: tuple[str, ...]) -> None:
+    server = raw(*args)
+    server.send(initialize(project))
+    assert "capabilities" in server.response(1)["result"]
+    assert server.finish() == 0
+
+
+def test_stdin_from_a_regular_file(state: Path, project: Path, tmp_path: Path) -> None:
+    """A stdin the event loop cannot watch is read through a thread."""
+    messages = tmp_path / "messages.bin"
+    messages.write_bytes(
+        initialize(project)
+        + frame({"method": "initialized", "params": {}})
+        + frame({"id": 2, "method": "shutdown"})
+        + frame({"method": "exit"})
+    )
+    with open(messages, "rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "lsp_verify"],
+            stdin=stdin,
+            capture_output=True,
+            env=server_env(state),
+            timeout=30,
+        )
+    assert done.returncode == 0
+    assert b'"capabilities"' in done.stdout
+    assert b'"id": 2' in done.stdout or b'"id":2' in done.stdout
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+
+    def dispatch(self, body: bytes) -> None:
+        self.bodies.append(body)
+
+
+async def test_framing_hands_over_whole_bodies_in_order() -> None:
+    recorder = _Recorder()
+    closed: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+    framing = _Framing(recorder, closed)  # type: ignore[arg-type]
+    stream = b"".join(
+        f"Content-Length: {len(b)}\r\n\r\n".encode() + b for b in (b"{}", b"", b"x" * 70000)
+    )
+    stream += b"Content-Length: -3\r\n\r\nContent-Length: 1\r\n\r\n1"
+    for i in range(0, len(stream), 4096):
+        framing.data_received(stream[i : i + 4096])
+    assert recorder.bodies == [b"{}", b"", b"x" * 70000, b"1"]
+    framing.data_received(b"y" * (_Framing.MAX_HEADER + 1))  # headers that never end
+    framing.data_received(b"Content-Length: 2\r\n\r\nok")
+    assert recorder.bodies[-1] == b"ok"
+    framing.eof_received()
+    assert closed.done() and closed.result() is None
