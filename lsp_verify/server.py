@@ -1148,19 +1148,24 @@ def _content_length(headers: bytes) -> int | None:
     return None
 
 
-async def _pump(fd: int, framing: _Framing) -> None:
+def _pump(fd: int, framing: _Framing, loop: asyncio.AbstractEventLoop) -> None:
     """Feed stdin to `framing` from a thread: for a stdin the event loop cannot watch (a
-    regular file) or must not make non-blocking (a socket that is stdout as well)."""
-    loop = asyncio.get_running_loop()
-    while not framing.closed.done():
+    regular file) or must not make non-blocking (a socket that is stdout as well). A daemon
+    thread: one blocked in read() must not keep the process alive after `exit`."""
+    while True:
         try:
-            chunk = await loop.run_in_executor(None, os.read, fd, 65536)
+            chunk = os.read(fd, 65536)
         except OSError:
             chunk = b""
-        if not chunk:
-            framing.eof_received()
+        try:
+            if chunk:
+                loop.call_soon_threadsafe(framing.data_received, chunk)
+            else:
+                loop.call_soon_threadsafe(framing.eof_received)
+        except RuntimeError:  # the loop is closed: the server is gone
             return
-        framing.data_received(chunk)
+        if not chunk:
+            return
 
 
 async def _serve_stdio(server: VerifyServer) -> None:
@@ -1174,7 +1179,6 @@ async def _serve_stdio(server: VerifyServer) -> None:
     closed: asyncio.Future[int | None] = loop.create_future()
     framing = _Framing(server, closed)
     stdin = sys.stdin.buffer
-    pump: asyncio.Task[None] | None = None
     code: int | None = None
     try:
         try:
@@ -1182,15 +1186,15 @@ async def _serve_stdio(server: VerifyServer) -> None:
                 raise ValueError("stdin is stdout")
             await loop.connect_read_pipe(lambda: framing, stdin)
         except (OSError, ValueError):
-            pump = loop.create_task(_pump(stdin.fileno(), framing))
+            threading.Thread(
+                target=_pump, args=(stdin.fileno(), framing, loop), name="stdin", daemon=True
+            ).start()
         code = await closed
     except asyncio.CancelledError:
         pass
     finally:
         # stdin EOF, exit, SIGTERM: nothing the server started may outlive it.
         server.closing = True
-        if pump is not None:
-            pump.cancel()
         await server.close_all()
     if code is not None:
         raise SystemExit(code)

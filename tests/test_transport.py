@@ -245,3 +245,33 @@ async def test_framing_hands_over_whole_bodies_in_order() -> None:
     assert recorder.bodies[-1] == b"ok"
     framing.eof_received()
     assert closed.done() and closed.result() is None
+
+
+def test_stdin_and_stdout_one_socket(state: Path, project: Path) -> None:
+    """A socket that is both stdin and stdout (an editor connecting one end of a socketpair)
+    stays blocking; the process still exits on `exit` while the client keeps it open."""
+    import socket
+
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lsp_verify"],
+            stdin=theirs.fileno(),
+            stdout=theirs.fileno(),
+            stderr=subprocess.DEVNULL,
+            env=server_env(state),
+        )
+        try:
+            ours.sendall(initialize(project))
+            ours.settimeout(20)
+            received = b""
+            while b'"capabilities"' not in received:
+                chunk = ours.recv(65536)
+                assert chunk, "the server closed the socket"
+                received += chunk
+            ours.sendall(frame({"id": 2, "method": "shutdown"}) + frame({"method": "exit"}))
+            assert proc.wait(timeout=20) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
