@@ -539,26 +539,30 @@ def plan_signature(folder: str) -> tuple[object, ...]:
     Every save asks, and most inputs do not exist: each is first looked up with access(),
     which says no without the cost of an exception, and only what exists is stat'ed."""
     signature: list[object] = [os.environ.get("PATH")]
+    if not _DIR_FD:
+        return (*signature, *(_input_stat(os.path.join(folder, n), None) for n in PLAN_INPUTS))
     try:
         fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except (OSError, ValueError):
         return (*signature, *(None for _ in PLAN_INPUTS))
     try:
-        for name in PLAN_INPUTS:
-            if not os.access(name, os.F_OK, dir_fd=fd, follow_symlinks=False):
-                signature.append(None)
-                continue
-            try:
-                st = os.stat(name, dir_fd=fd)
-            except (OSError, ValueError):
-                signature.append(None)
-            else:
-                signature.append(
-                    (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
-                )
+        signature.extend(_input_stat(name, fd) for name in PLAN_INPUTS)
     finally:
         os.close(fd)
     return tuple(signature)
+
+
+_DIR_FD = os.access in os.supports_dir_fd and os.stat in os.supports_dir_fd
+
+
+def _input_stat(path: str, dir_fd: int | None) -> tuple[int, ...] | None:
+    try:
+        if not os.access(path, os.F_OK, dir_fd=dir_fd):
+            return None
+        st = os.stat(path, dir_fd=dir_fd)
+    except (OSError, ValueError):
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
 
 
 def make_plan(

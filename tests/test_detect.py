@@ -781,3 +781,17 @@ def test_plan_signature_says_what_stat_says(tmp_path: Path) -> None:
     gone = tmp_path / "gone"
     assert plan_signature(str(gone)) == _stat_signature(gone)
     assert plan_signature(str(tmp_path / "pytest.ini")) == _stat_signature(tmp_path / "pytest.ini")
+
+
+def test_plan_signature_without_dir_fd_says_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lsp_verify import detect
+
+    (tmp_path / "Cargo.toml").write_text("[package]\n")
+    with_fd = detect.plan_signature(str(tmp_path))
+    monkeypatch.setattr(detect, "_DIR_FD", False)
+    assert detect.plan_signature(str(tmp_path)) == with_fd == _stat_signature(tmp_path)
+    assert detect.plan_signature(str(tmp_path) + "\0x") == (os.environ.get("PATH"),) + (
+        None,
+    ) * len(detect.PLAN_INPUTS)
