@@ -22,7 +22,6 @@ import os
 import re
 import shutil
 import stat
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Union
@@ -37,12 +36,10 @@ from lsp_verify.settings import (
     read_limited,
     show,
     toml_error,
+    toml_module,
 )
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised only on Python < 3.11
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+tomllib = toml_module()
 
 
 @dataclass(frozen=True)

@@ -237,30 +237,26 @@ class _Output:
             self._loop.add_reader(self._fd, self._readable)
 
     def _readable(self) -> None:
-        try:
-            data = os.read(self._fd, _READ_SIZE)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            data = b""
-        if data:
-            self._emit(self._cleaner.feed(data))
-        else:
-            self._stop_reading()
+        self._read_once()
 
     def drain(self) -> None:
         """Read what is in the pipe now, without waiting for more."""
-        while self._reading:
-            try:
-                data = os.read(self._fd, _READ_SIZE)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:
-                data = b""
-            if not data:
-                self._stop_reading()
-                return
-            self._emit(self._cleaner.feed(data))
+        while self._reading and self._read_once():
+            pass
+
+    def _read_once(self) -> bool:
+        """One read of the pipe; False when it had nothing now or reached its end."""
+        try:
+            data = os.read(self._fd, _READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            data = b""
+        if not data:
+            self._stop_reading()
+            return False
+        self._emit(self._cleaner.feed(data))
+        return True
 
     def end_lines(self) -> None:
         """A step ended: its unterminated last line is a line of its own."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import inspect
 import json
 import logging
 import os
@@ -19,7 +18,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -676,9 +675,7 @@ class VerifyServer(LanguageServer):
             return
         body = json.dumps(message).encode()
         try:
-            written = writer.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
-            if inspect.isawaitable(written):  # pygls' asynchronous writers
-                self.spawn(_complete(written))
+            writer.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
         except BrokenPipeError:
             raise
         except OSError as exc:
@@ -823,10 +820,6 @@ def _uri_argument(args: tuple[Any, ...]) -> str | None:
             if found is not None:
                 return found
     return None
-
-
-async def _complete(work: Awaitable[object]) -> None:
-    await work
 
 
 def _saved_uri(params: object) -> str | None:
@@ -1017,7 +1010,6 @@ def build_server() -> VerifyServer:
 
     @server.command("verify.explain")
     async def explain(ls: VerifyServer, *args: Any) -> Any:
-        from lsp_verify.detect import make_plan
         from lsp_verify.explain import plan_to_json
 
         folder = ls.target(args)[0]
@@ -1025,12 +1017,11 @@ def build_server() -> VerifyServer:
             return None
         await folder.ready.wait()
         settings, project = ls.folder_settings(folder)
-        plan = make_plan(folder.path, folder.editor, project=project)
+        plan = ls._plan(folder, project)
         return {**plan_to_json(plan), "settings": _settings_json(settings)}
 
     @server.command("verify.approve")
     async def approve(ls: VerifyServer, *args: Any) -> Any:
-        from lsp_verify.detect import make_plan
         from lsp_verify.trust import needs_question, plan_fingerprint
 
         folder = ls.target(args)[0]
@@ -1038,7 +1029,7 @@ def build_server() -> VerifyServer:
             return None
         await folder.ready.wait()
         _, project = ls.folder_settings(folder)
-        plan = make_plan(folder.path, folder.editor, project=project)
+        plan = ls._plan(folder, project)
         if not needs_question(plan):
             return {"approved": False, "reason": "nothing to approve: " + plan.reason}
         stored = await asyncio.to_thread(ls.trust.approve, plan)
@@ -1175,7 +1166,6 @@ async def _serve_stdio(server: VerifyServer) -> None:
         for signum in (signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(signum, main.cancel)
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
-    server._stop_event = threading.Event()
     closed: asyncio.Future[int | None] = loop.create_future()
     framing = _Framing(server, closed)
     stdin = sys.stdin.buffer
