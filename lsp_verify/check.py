@@ -20,8 +20,8 @@ from typing import TextIO
 from lsp_verify.detect import Plan, make_plan
 from lsp_verify.execute import execute_plan
 from lsp_verify.explain import plan_to_json
+from lsp_verify.reaper import claim_children, sweep
 from lsp_verify.record import Record
-from lsp_verify.runner import enable_subreaper
 from lsp_verify.settings import (
     Settings,
     effective_settings,
@@ -69,9 +69,12 @@ def check_main(args: argparse.Namespace) -> int:
             print("  (`lsp-verify explain` lists every rule looked at)")
         return EXIT_NO_PLAN
 
-    enable_subreaper()
+    claim_children()
     progress = _Progress(sys.stdout) if sys.stdout.isatty() and not args.json else None
-    record = asyncio.run(_run(plan, settings, progress))
+    try:
+        record = asyncio.run(_run(plan, settings, progress))
+    finally:
+        sweep(kill=True)
     if progress is not None:
         progress.clear()
     if args.json:

@@ -55,8 +55,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
+    # Only a process of its own forks a keeper: never a caller that passes argv (a test).
+    standalone = argv is None
     if words in ([], ["serve"], ["--stdio"], ["serve", "--stdio"]):
         # What editors start: straight to the server, without building the parser.
+        from lsp_verify.reaper import keep_behind
+
+        keep_behind(standalone)
         from lsp_verify.server import serve
 
         return serve()
@@ -71,6 +76,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
         return explain_main(args.dir)
     if args.cmd == "check":
+        from lsp_verify.reaper import keep_behind
+
+        keep_behind(standalone)
         from lsp_verify.check import check_main
 
         return check_main(args)
@@ -78,6 +86,9 @@ def _main(argv: Sequence[str] | None) -> int:
         from lsp_verify.trust import trust_main
 
         return trust_main(args.cmd, args.dir)
+    from lsp_verify.reaper import keep_behind
+
+    keep_behind(standalone)
     from lsp_verify.server import serve
 
     return serve()

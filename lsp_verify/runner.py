@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
-import ctypes
 import errno
 import hashlib
 import json
@@ -35,6 +34,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from lsp_verify import reaper
 from lsp_verify.detect import Plan
 from lsp_verify.problems.base import LineSink, NullSink, Problem
 from lsp_verify.record import utc_iso
@@ -66,7 +66,6 @@ _VICTIM_WAIT_S = 0.1
 _EOF_GRACE_S = 0.1
 _SCAN_ROUNDS = 3  # a marked process may fork between our scan and our kill: look again
 
-_PR_SET_CHILD_SUBREAPER = 36
 _ON_LINUX = sys.platform.startswith("linux")
 
 _ANSI = re.compile(
@@ -514,6 +513,7 @@ class _PidWindow:
         self.first: int | None = None
         self._forks = _forks_since_boot() if _ON_LINUX else None
         self._spawned = 0
+        self.forked = False  # a step's end saw forks beyond the steps themselves
 
     def note(self, pid: int) -> None:
         if self.first is None:
@@ -765,6 +765,7 @@ class _Child:
         # to find: the group is its zombie alone, and the scans of /proc are skipped.
         alone = window.nothing_else_forked()
         if not alone:
+            window.forked = True
             if proc.returncode is None:
                 # Until the child is reaped its pid still names the group, so this cannot
                 # reach a stranger that was given the same number.
@@ -795,27 +796,23 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 def enable_subreaper() -> bool:
     """Make this process a child subreaper (Linux), so orphans of a run are re-parented to
     it instead of init and stay within reach. Idempotent; False where unavailable."""
-    return _set_subreaper(True)
+    return reaper.set_subreaper(True)
 
 
 def _set_subreaper(on: bool) -> bool:
-    if not _ON_LINUX:
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        result = libc.prctl(
-            _PR_SET_CHILD_SUBREAPER,
-            ctypes.c_ulong(1 if on else 0),
-            ctypes.c_ulong(0),
-            ctypes.c_ulong(0),
-            ctypes.c_ulong(0),
-        )
-    except (OSError, AttributeError):
-        return False
-    return bool(result == 0)
+    return reaper.set_subreaper(on)
 
 
 # ---------------------------------------------------------------------------- the run
+
+# The pids of the steps running now (their exit status is still to be read), and how many
+# runs are in flight in this process: what `reaper.sweep` must spare and when it may kill.
+_steps: set[int] = set()
+_runs = [0]
+
+
+def runs_in_flight() -> int:
+    return _runs[0]
 
 
 def _exit_code(returncode: int | None) -> int | None:
@@ -889,6 +886,7 @@ async def run_plan(
             shutil.rmtree(prepared.tmpdir, ignore_errors=True)
         return not_started(f"could not start the command: {e}")
     os.set_blocking(read_fd, False)
+    _runs[0] += 1
     out = _Output(loop, read_fd, tail_lines, sink, on_line)
     child: _Child | None = None
     outcome: str = "passed"
@@ -919,12 +917,14 @@ async def run_plan(
                 out.ring.append(reason)
                 break
             window.note(proc.pid)
+            _steps.add(proc.pid)
             out.watch()
             child = _Child(proc)
             if on_spawn is not None:
                 on_spawn(proc.pid)
             why = await child.wait(loop, deadline, cancel)
             killed = await child.end(token, window, blocking=False)
+            _steps.discard(proc.pid)
             child = None
             out.drain()
             out.end_lines()
@@ -954,6 +954,14 @@ async def run_plan(
             await child.end(token, window, blocking=True)
         raise
     finally:
+        if child is not None:
+            _steps.discard(child.proc.pid)
+        _runs[0] -= 1
+        if window.forked or child is not None:
+            # What left the run's group and hid from the marker scan (a double fork with
+            # an empty environment) is our child by now: found by parentage. Killed only
+            # when no other run is going, since it cannot tell which run it came from.
+            reaper.sweep(spare=_steps, kill=_runs[0] == 0)
         out.close()
         if write_fd >= 0:
             os.close(write_fd)

@@ -64,6 +64,7 @@ log = logging.getLogger("lsp_verify")
 
 STATUS_METHOD = "verify/status"
 PROGRESS_INTERVAL = 0.2  # at most five progress reports a second
+SWEEP_DELAY = 0.1  # seconds from a SIGCHLD to the reaping of adopted leftovers
 RUN_SPAN_GRACE = 1.0  # seconds after a run in which its own writes may still be reported
 # Folders whose changes never trigger a run: version control, environments, caches, build
 # output, and what test runs themselves write.
@@ -136,6 +137,7 @@ class VerifyServer(LanguageServer):
         self._tasks: set[asyncio.Task[None]] = set()
         self._result_ids: dict[str, int] = {}
         self.shutdown_requested = False
+        self._sweep_pending = False
 
     @property
     def trust(self) -> TrustStore:
@@ -755,6 +757,26 @@ class VerifyServer(LanguageServer):
         await asyncio.gather(
             *(f.verifier.close() for f in list(self.folders.values())), return_exceptions=True
         )
+        from lsp_verify.reaper import sweep
+
+        sweep(kill=True)
+
+    def on_child_exit(self) -> None:
+        """SIGCHLD: a run's leftover that the server adopted (it is their subreaper) may have
+        died by itself; reap it, so that a long session piles up no zombies. Later and
+        coalesced: the exit of a step is on the path to its diagnostics."""
+        if self._sweep_pending or self.closing:
+            return
+        self._sweep_pending = True
+        asyncio.get_running_loop().call_later(SWEEP_DELAY, self._sweep_leftovers)
+
+    def _sweep_leftovers(self) -> None:
+        self._sweep_pending = False
+        from lsp_verify import reaper, runner
+
+        # While a run goes, its own end sweeps; only then can a live leftover be told
+        # from a step of a run in flight.
+        reaper.sweep(spare=runner._steps, kill=runner.runs_in_flight() == 0)
 
 
 class _Progress:
@@ -1165,6 +1187,8 @@ async def _serve_stdio(server: VerifyServer) -> None:
     if main is not None:
         for signum in (signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(signum, main.cancel)
+    if hasattr(signal, "SIGCHLD"):
+        loop.add_signal_handler(signal.SIGCHLD, server.on_child_exit)
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
     closed: asyncio.Future[int | None] = loop.create_future()
     framing = _Framing(server, closed)
@@ -1196,9 +1220,9 @@ def _import_run_modules() -> None:
     import lsp_verify.execute
     import lsp_verify.explain
     import lsp_verify.trust  # noqa: F401
-    from lsp_verify.runner import enable_subreaper
+    from lsp_verify.reaper import claim_children
 
-    enable_subreaper()
+    claim_children()
 
 
 def serve() -> int:

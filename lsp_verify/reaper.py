@@ -1,0 +1,250 @@
+"""Nothing a run starts outlives it, nor the process that started it (Linux).
+
+Three mechanisms, each for what the one before cannot reach:
+- The process that runs commands (the server, `check`) is a child subreaper
+  (`prctl(PR_SET_CHILD_SUBREAPER)`): a run's descendant whose parent dies, a `setsid`
+  daemon included, is re-parented to it rather than to init. Once it "claims its
+  children", every child process it has that is not a step it is running is a run's
+  leftover, found by parentage alone: no marker in the environment is needed, so a
+  double-forked process that wiped its environment is found too. `sweep` kills those
+  (when no run is in flight) and reaps them, zombies included.
+- A keeper: `keep_behind` forks before the server starts. The parent (the pid the editor
+  started, and the one it may SIGKILL) waits for the server, the child. The server dies
+  with its keeper (a parent-death signal, SIGTERM, which the server handles by killing its
+  runs); the keeper is the subreaper above the server, so whatever a server killed with
+  SIGKILL leaves behind is re-parented to the keeper, which kills it and exits with the
+  server's status.
+- Elsewhere (macOS, other Unix systems) only the process group is killed: a process that
+  left the group with `setsid` can outlive the run there; the README says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from collections.abc import Collection
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+# After the server is gone, how long the keeper keeps killing what is re-parented to it.
+KEEPER_SWEEP_S = 2.0
+
+_claimed = False
+
+
+def _prctl(option: int, value: int) -> bool:
+    if sys.platform != "linux":
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        result = libc.prctl(
+            option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)
+        )
+    except (OSError, AttributeError):
+        return False
+    return bool(result == 0)
+
+
+def set_subreaper(on: bool) -> bool:
+    """Make this process a child subreaper (or stop being one). False where unavailable."""
+    return _prctl(_PR_SET_CHILD_SUBREAPER, 1 if on else 0)
+
+
+def claim_children() -> bool:
+    """Say that every child process of this one that is not a running step is a run's
+    leftover, and become their subreaper. For the server and `check`, which start no
+    process but runs; never for a process that has children of its own (a test suite)."""
+    global _claimed
+    _claimed = set_subreaper(True)
+    return _claimed
+
+
+def release_children() -> None:
+    global _claimed
+    _claimed = False
+    set_subreaper(False)
+
+
+def claimed() -> bool:
+    return _claimed
+
+
+def children() -> list[int]:
+    """This process's child pids, zombies included."""
+    if sys.platform != "linux":
+        return []
+    found: list[int] = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        tasks = []
+    ok = bool(tasks)
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children", "rb") as handle:
+                found.extend(int(p) for p in handle.read().split())
+        except FileNotFoundError:
+            continue  # the thread ended meanwhile
+        except OSError:
+            ok = False  # a kernel without CONFIG_PROC_CHILDREN: scan every process
+            break
+    if ok:
+        return found
+    me = os.getpid()
+    return [pid for pid in _all_pids() if _parent_of(pid) == me]
+
+
+def _all_pids() -> list[int]:
+    try:
+        return [int(n) for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return []
+
+
+def _stat_fields(pid: int) -> list[bytes] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    return data[data.rfind(b")") + 2 :].split()
+
+
+def _parent_of(pid: int) -> int | None:
+    fields = _stat_fields(pid)
+    try:
+        return int(fields[1]) if fields else None
+    except (IndexError, ValueError):
+        return None
+
+
+def _is_zombie(pid: int) -> bool:
+    fields = _stat_fields(pid)
+    return fields is None or fields[0] in (b"Z", b"X")
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL a child and, when it leads a process group, the whole group: a leftover
+    `sh` and the job it runs go together, without waiting for a re-parenting round."""
+    with contextlib.suppress(OSError):
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _reap(pid: int) -> bool:
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    except OSError:
+        return False
+    return done == pid
+
+
+def sweep(spare: Collection[int] = (), kill: bool = True, wait_s: float = 0.5) -> int:
+    """Reap this process's leftover children, and with `kill` SIGKILL the live ones first.
+
+    `spare`: the pids of steps still running (their exit status is still to be read).
+    Killing a leftover hands its own children to us, the subreaper: they are taken in the
+    next round, until none is left or `wait_s` has passed. Returns how many were killed."""
+    if not _claimed:
+        return 0
+    killed = 0
+    deadline = time.monotonic() + wait_s
+    while True:
+        leftovers = [pid for pid in children() if pid not in spare]
+        if not leftovers:
+            return killed
+        live = [pid for pid in leftovers if not _is_zombie(pid)]
+        if live and not kill:
+            leftovers = [pid for pid in leftovers if pid not in live]
+            for pid in leftovers:
+                _reap(pid)
+            return killed
+        for pid in live:
+            _kill(pid)
+        killed += len(live)
+        pending = [pid for pid in leftovers if not _reap(pid)]
+        if time.monotonic() >= deadline:
+            return killed
+        if pending:
+            time.sleep(0.002)
+
+
+# ----------------------------------------------------------------------------- the keeper
+
+
+def keep_behind(standalone: bool = True) -> None:
+    """Fork: the child returns and goes on as the server (or `check`); the parent stays
+    behind as its keeper and never returns. Linux only; elsewhere a no-op.
+
+    Called before anything heavy is imported and before any thread starts, so the fork is
+    cheap and safe."""
+    if not standalone or sys.platform != "linux" or os.environ.get("LSP_VERIFY_NO_KEEPER"):
+        return
+    keeper = os.getpid()
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return
+    if pid == 0:
+        os.close(read_end)
+        # Die with the keeper: an editor that SIGKILLs the pid it started takes the server
+        # down, and the server's SIGTERM handler kills its runs on the way out.
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != keeper:  # the keeper died before the line above
+            os.kill(os.getpid(), signal.SIGTERM)
+        os.close(write_end)  # tells the keeper the server is set up
+        return
+    os.close(write_end)
+    _keep(pid, read_end)
+
+
+def _keep(server: int, ready: int) -> None:
+    """The keeper's whole life: forward signals, wait for the server, clean up, exit."""
+    set_subreaper(True)
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, lambda s, _frame: _forward(server, s))
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    with contextlib.suppress(OSError):
+        os.read(ready, 1)  # EOF once the server has its parent-death signal
+        os.close(ready)
+    # The editor's pipes are the server's: the keeper holds none of them open.
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(null, fd)
+    os.close(null)
+    status = 0
+    while True:
+        try:
+            pid, status = os.waitpid(server, 0)
+        except ChildProcessError:
+            break
+        if pid == server:
+            break
+    global _claimed
+    _claimed = True
+    sweep(kill=True, wait_s=KEEPER_SWEEP_S)
+    if os.WIFSIGNALED(status):
+        code = 128 + os.WTERMSIG(status)
+    elif os.WIFEXITED(status):
+        code = os.WEXITSTATUS(status)
+    else:
+        code = 1
+    os._exit(code)
+
+
+def _forward(server: int, signum: int) -> None:
+    with contextlib.suppress(OSError):
+        os.kill(server, signum)
