@@ -161,9 +161,14 @@ def json_bytes(value: Any) -> bytes:
     escapes: an emoji costs 4 bytes instead of 12. A lone surrogate (a file name that is not
     UTF-8) cannot be encoded so; then the whole value is written with escapes."""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+        return _as_utf8(value).encode()
     except UnicodeEncodeError:
-        return json.dumps(value, separators=(",", ":")).encode()
+        return _as_ascii(value).encode()
+
+
+# Made once: json.dumps with options builds a new encoder on every call.
+_as_utf8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_as_ascii = json.JSONEncoder(separators=(",", ":")).encode
 
 
 _PUBLISH_START = b'{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":'

@@ -62,6 +62,7 @@ LINE_CAP = 64 * 1024
 # The tail never holds more than this many characters, whatever tailLines says: it ends up
 # in the summary diagnostic and the record, and a repository may set tailLines to 100 000.
 TAIL_CHARS = 40_000
+_TAIL_NOTE = f"[earlier output cut: the tail keeps the last {TAIL_CHARS} characters]"
 _READ_SIZE = 64 * 1024  # the default pipe capacity on Linux: one read empties a full pipe
 
 # How long to wait for SIGKILLed processes to die, and for EOF once every writer we know of
@@ -214,6 +215,13 @@ def _truncated(dropped: int) -> str:
     return f" [line truncated: {dropped} more characters dropped]"
 
 
+def _tail_note(max_chars: int) -> str:
+    """The first line of a tail that the character bound cut."""
+    if max_chars == TAIL_CHARS:
+        return _TAIL_NOTE
+    return f"[earlier output cut: the tail keeps the last {max_chars} characters]"
+
+
 class Tail:
     """The newest lines of the output: at most `max_lines` of them and at most `max_chars`
     characters in all, a newline counted after each line, whatever `max_lines` says.
@@ -226,8 +234,8 @@ class Tail:
     """
 
     def __init__(self, max_lines: int, max_chars: int = TAIL_CHARS) -> None:
-        self._max_lines = max(1, max_lines)
-        self.note = f"[earlier output cut: the tail keeps the last {max_chars} characters]"
+        self._max_lines = max_lines if max_lines > 0 else 1
+        self.note = _tail_note(max_chars)
         self._room = max(1, max_chars - len(self.note) - 1)  # for the lines, the note aside
         self._lines: deque[str] = deque()
         self._size = 0  # characters in _lines, a newline counted after each
@@ -238,6 +246,15 @@ class Tail:
         self.extend((line,))
 
     def extend(self, lines: Sequence[str]) -> None:
+        kept = self._lines
+        count = len(lines)
+        if count + len(kept) <= self._max_lines:
+            size = sum(map(len, lines)) + count
+            if self._size + size <= self._room:  # all of it fits: the usual case
+                kept.extend(lines)
+                self._size += size
+                self._seen += count
+                return
         room = self._room
         # Only the newest lines of a batch can stay: find them from the end, so that a flood
         # costs a few lines' work per read, not one per line it printed.
@@ -250,7 +267,6 @@ class Tail:
         if first > floor:  # lines the line bound would have kept, that do not fit
             self._cut_end = self._seen + first
         self._seen += len(lines)
-        kept = self._lines
         kept.extend(lines[first:] if first else lines)
         self._size += size
         for _ in range(len(kept) - self._max_lines):
@@ -264,7 +280,7 @@ class Tail:
     def lines(self) -> tuple[str, ...]:
         over = self._size - self._room
         # Text the character bound dropped counts only where the line bound would show it.
-        if over <= 0 and self._cut_end <= max(0, self._seen - self._max_lines):
+        if over <= 0 and (not self._cut_end or self._cut_end <= self._seen - self._max_lines):
             return tuple(self._lines)
         out = list(self._lines)
         if over > 0:
