@@ -38,23 +38,29 @@ sys.exit(1)
 """
 
 
-def server_pids() -> list[int]:
-    """The lsp_verify servers this test process started (its children)."""
-    me = str(os.getpid())
+def _lsp_verify_children(parent: int) -> list[int]:
+    """Children of `parent` started as `python -m lsp_verify` (a fork keeps the command line)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as handle:
-                ppid = handle.read().rsplit(")", 1)[-1].split()[1]
+                ppid = int(handle.read().rsplit(")", 1)[-1].split()[1])
             with open(f"/proc/{entry}/cmdline", "rb") as handle:
                 argv = handle.read().split(b"\0")
-        except OSError:
+        except (OSError, ValueError, IndexError):
             continue
-        if ppid == me and b"lsp_verify" in argv:
+        if ppid == parent and b"lsp_verify" in argv:
             found.append(int(entry))
     return found
+
+
+def server_pids() -> list[int]:
+    """The process this test started and, where it stays behind as a keeper of the serving
+    process, that one too: whichever of them serves, its peak is among theirs."""
+    started = _lsp_verify_children(os.getpid())
+    return started + [pid for parent in started for pid in _lsp_verify_children(parent)]
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -73,14 +79,15 @@ async def test_a_tail_flood_costs_no_more_than_a_page(project: Path, state: Path
         f"command = {json.dumps(command)}\ntailLines = 100000\n"
     )
     async with session(project, state=state, init_options={"confirm": "never"}) as s:
-        [pid] = server_pids()
+        pids = server_pids()
+        assert pids, "the server's process not found"
         uri = s.save("a.txt", "x\n")
         await s.wait_for(lambda: s.finished(), timeout=120, what="the flood's run to end")
 
         started = time.monotonic()
         record = await s.command("verify.showLastRun", timeout=60)
         answered = time.monotonic() - started
-        peak = peak_rss_mb(pid)
+        peak = max(peak_rss_mb(pid) for pid in pids)
 
         assert record["outcome"] == "failed"
         summaries = [d for u, ds in s.publishes if u == uri for d in ds]
