@@ -10,6 +10,7 @@ what failed. The summary diagnostic never goes stale.
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -48,6 +49,12 @@ class Entry:
         """The diagnostic as LSP JSON, made once: publishing it is on the path of every save."""
         return diagnostic_json(self.diagnostic)
 
+    @functools.cached_property
+    def payload(self) -> bytes:
+        """The diagnostic as JSON text in UTF-8, serialised once however often the document is
+        published (a summary carries up to 40 000 characters of output)."""
+        return json_bytes(self.json)
+
 
 LineText = Callable[[str, int], "str | None"]
 
@@ -64,6 +71,11 @@ class DiagnosticStore:
         """`union` as LSP JSON."""
         layers = self._layers.get(uri, {})
         return [e.json for layer in (CONFIG, VERIFY) for e in layers.get(layer, [])]
+
+    def union_payloads(self, uri: str) -> list[bytes]:
+        """`union` as serialised JSON, one `Entry.payload` per diagnostic."""
+        layers = self._layers.get(uri, {})
+        return [e.payload for layer in (CONFIG, VERIFY) for e in layers.get(layer, [])]
 
     def uris(self, layer: str) -> set[str]:
         return {uri for uri, layers in self._layers.items() if layers.get(layer)}
@@ -142,6 +154,37 @@ def diagnostic_json(diagnostic: types.Diagnostic) -> dict[str, Any]:
     if diagnostic.data is not None:
         out["data"] = diagnostic.data
     return out
+
+
+def json_bytes(value: Any) -> bytes:
+    """`value` as compact JSON in UTF-8. Text outside ASCII is written as it is, not as
+    escapes: an emoji costs 4 bytes instead of 12. A lone surrogate (a file name that is not
+    UTF-8) cannot be encoded so; then the whole value is written with escapes."""
+    try:
+        return _as_utf8(value).encode()
+    except UnicodeEncodeError:
+        return _as_ascii(value).encode()
+
+
+# Made once: json.dumps with options builds a new encoder on every call.
+_as_utf8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_as_ascii = json.JSONEncoder(separators=(",", ":")).encode
+
+
+_PUBLISH_START = b'{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":'
+
+
+def publish_message(uri: str, payloads: list[bytes]) -> bytes:
+    """A framed `textDocument/publishDiagnostics` notification (header and body) made of
+    serialised diagnostics (`Entry.payload`), each copied once, straight into the message."""
+    parts = [_PUBLISH_START, json_bytes(uri), b',"diagnostics":[']
+    for i, payload in enumerate(payloads):
+        if i:
+            parts.append(b",")
+        parts.append(payload)
+    parts.append(b"]}}")
+    length = sum(map(len, parts))
+    return b"".join([b"Content-Length: %d\r\n\r\n" % length, *parts])
 
 
 def summary_message(record: Record) -> str:

@@ -3,8 +3,9 @@
 One run: `sh -c COMMAND` (or the npm steps, each its own `sh -c`) in the folder, in a new
 session, stdin from /dev/null, stdout and stderr merged into one pipe that is read on the
 event loop as it arrives. The output becomes cleaned lines (UTF-8 with replacement, no ANSI
-escapes, carriage-return progress collapsed) kept in a bounded tail ring and fed to a sink,
-so memory stays flat however much the command prints.
+escapes, carriage-return progress collapsed) kept in a bounded tail (`Tail`: tailLines lines and
+never more than TAIL_CHARS characters) and fed to a sink, so memory stays flat however much the
+command prints.
 
 Nothing the run started may outlive it. The group is SIGKILLed on timeout and cancel, and
 its leftovers when the command exits by itself. Descendants that left the group (`setsid`,
@@ -42,8 +43,10 @@ from lsp_verify.record import utc_iso
 __all__ = [
     "LINE_CAP",
     "MARKER_VAR",
+    "TAIL_CHARS",
     "LineCleaner",
     "RunResult",
+    "Tail",
     "enable_subreaper",
     "reap_escaped",
     "run_plan",
@@ -56,6 +59,10 @@ MARKER_VAR = "LSP_VERIFY_RUN"
 # A pending line longer than this is cut: a command that prints gigabytes without a newline
 # must not cost gigabytes. 64 KiB still shows any real message whole.
 LINE_CAP = 64 * 1024
+# The tail never holds more than this many characters, whatever tailLines says: it ends up
+# in the summary diagnostic and the record, and a repository may set tailLines to 100 000.
+TAIL_CHARS = 40_000
+_TAIL_NOTE = f"[earlier output cut: the tail keeps the last {TAIL_CHARS} characters]"
 _READ_SIZE = 64 * 1024  # the default pipe capacity on Linux: one read empties a full pipe
 
 # How long to wait for SIGKILLed processes to die, and for EOF once every writer we know of
@@ -207,8 +214,85 @@ def _truncated(dropped: int) -> str:
     return f" [line truncated: {dropped} more characters dropped]"
 
 
+def _tail_note(max_chars: int) -> str:
+    """The first line of a tail that the character bound cut."""
+    if max_chars == TAIL_CHARS:
+        return _TAIL_NOTE
+    return f"[earlier output cut: the tail keeps the last {max_chars} characters]"
+
+
+class Tail:
+    """The newest lines of the output: at most `max_lines` of them and at most `max_chars`
+    characters in all, a newline counted after each line, whatever `max_lines` says.
+
+    The end of the output is what matters, so the oldest text goes first. When the
+    character bound (not the line bound) dropped text, `lines()` starts with a note saying
+    so, and its first output line may be the end of a longer line, cut at its start. The
+    note counts against the bound: "\\n".join(lines()) is always shorter than `max_chars`.
+    It holds at most `max_chars` characters plus one line: the one cut when it is read.
+    """
+
+    def __init__(self, max_lines: int, max_chars: int = TAIL_CHARS) -> None:
+        self._max_lines = max_lines if max_lines > 0 else 1
+        self.note = _tail_note(max_chars)
+        self._room = max(1, max_chars - len(self.note) - 1)  # for the lines, the note aside
+        self._lines: deque[str] = deque()
+        self._size = 0  # characters in _lines, a newline counted after each
+        self._seen = 0  # lines ever given
+        self._cut_end = 0  # one past the newest line the character bound dropped, of _seen
+
+    def append(self, line: str) -> None:
+        self.extend((line,))
+
+    def extend(self, lines: Sequence[str]) -> None:
+        kept = self._lines
+        count = len(lines)
+        if count + len(kept) <= self._max_lines:
+            size = sum(map(len, lines)) + count
+            if self._size + size <= self._room:  # all of it fits: the usual case
+                kept.extend(lines)
+                self._size += size
+                self._seen += count
+                return
+        room = self._room
+        # Only the newest lines of a batch can stay: find them from the end, so that a flood
+        # costs a few lines' work per read, not one per line it printed.
+        floor = max(0, len(lines) - self._max_lines)
+        first = len(lines)
+        size = 0
+        while first > floor and size < room:
+            first -= 1
+            size += len(lines[first]) + 1
+        if first > floor:  # lines the line bound would have kept, that do not fit
+            self._cut_end = self._seen + first
+        self._seen += len(lines)
+        kept.extend(lines[first:] if first else lines)
+        self._size += size
+        for _ in range(len(kept) - self._max_lines):
+            self._size -= len(kept.popleft()) + 1
+        # Drop whole lines while the rest still fills the room; the first one left may be
+        # longer than its share, and is cut when the tail is read.
+        while len(kept) > 1 and self._size - len(kept[0]) - 1 >= room:
+            self._size -= len(kept.popleft()) + 1
+            self._cut_end = self._seen - len(kept)
+
+    def lines(self) -> tuple[str, ...]:
+        over = self._size - self._room
+        # Text the character bound dropped counts only where the line bound would show it.
+        if over <= 0 and (not self._cut_end or self._cut_end <= self._seen - self._max_lines):
+            return tuple(self._lines)
+        out = list(self._lines)
+        if over > 0:
+            end = out[0][over:]  # the end of the line: the part nearest what follows
+            if end:
+                out[0] = end
+            else:
+                del out[0]
+        return (self.note, *out)
+
+
 class _Output:
-    """Reads the run's pipe on the event loop: lines to the ring, the sink and on_line."""
+    """Reads the run's pipe on the event loop: lines to the tail, the sink and on_line."""
 
     def __init__(
         self,
@@ -223,7 +307,7 @@ class _Output:
         self._sink: LineSink | None = sink
         self._on_line = on_line
         self._cleaner = LineCleaner()
-        self.ring: deque[str] = deque(maxlen=tail_lines)
+        self.tail = Tail(tail_lines)
         self.eof: asyncio.Future[None] = loop.create_future()
         self._reading = True  # until EOF or close
         self._watched = False
@@ -286,7 +370,7 @@ class _Output:
     def _emit(self, lines: list[str]) -> None:
         if not lines:
             return
-        self.ring.extend(lines)
+        self.tail.extend(lines)
         # The sink and the progress callback are the caller's code: a bug there must not cost
         # the verdict or leave the reader half-way through a chunk, so it is logged and that
         # callback is dropped for the rest of the run.
@@ -914,7 +998,7 @@ async def run_plan(
             except (OSError, ValueError) as e:  # ValueError: a NUL byte in the command
                 outcome, exit_code = "failed", None
                 reason = f"could not start the command: {e}"
-                out.ring.append(reason)
+                out.tail.append(reason)
                 break
             window.note(proc.pid)
             _steps.add(proc.pid)
@@ -969,5 +1053,5 @@ async def run_plan(
             shutil.rmtree(prepared.tmpdir, ignore_errors=True)
 
     if outcome == "timed-out":
-        out.ring.append(timeout_marker(timeout_ms))
-    return result(outcome, exit_code, reason, out.ring, out.finish_sink())
+        out.tail.append(timeout_marker(timeout_ms))
+    return result(outcome, exit_code, reason, out.tail.lines(), out.finish_sink())

@@ -34,6 +34,7 @@ from lsp_verify.diagnostics import (
     DiagnosticStore,
     Entry,
     config_entries,
+    publish_message,
     read_line,
     record_entries,
 )
@@ -534,9 +535,10 @@ class VerifyServer(LanguageServer):
         self._result_ids[uri] = self._result_ids.get(uri, 0) + 1
         if self.closing or self.pull:
             return
-        self.send_json(
+        # Made of each diagnostic's JSON text, serialised once: a summary can be large.
+        self.write_framed(
+            publish_message(uri, self.store.union_payloads(uri)),
             types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
-            {"uri": uri, "diagnostics": self.store.union_json(uri)},
         )
 
     async def wait_for_pending(self, uri: str | None) -> None:
@@ -682,6 +684,18 @@ class VerifyServer(LanguageServer):
             raise
         except OSError as exc:
             log.error("sending %s failed: %s", message.get("method", "a response"), exc)
+
+    def write_framed(self, data: bytes, what: str) -> None:
+        """Bytes that are a whole framed message already (`what` names it for the log)."""
+        writer = self.protocol.writer
+        if writer is None:  # not serving yet
+            return
+        try:
+            writer.write(data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            log.error("sending %s failed: %s", what, exc)
 
     def log(self, text: str, kind: types.MessageType = types.MessageType.Log) -> None:
         log.info("%s", text)

@@ -29,8 +29,10 @@ from lsp_verify.problems.base import Problem
 from lsp_verify.runner import (
     LINE_CAP,
     MARKER_VAR,
+    TAIL_CHARS,
     LineCleaner,
     RunResult,
+    Tail,
     enable_subreaper,
     reap_escaped,
     run_plan,
@@ -559,11 +561,119 @@ async def test_timeout_marker_is_last_within_tail_lines(tmp_path: Path) -> None:
 
 async def test_huge_line_is_capped_and_still_a_line(tmp_path: Path) -> None:
     size = 3_000_000
-    result = await run(tmp_path, f"head -c {size} /dev/zero | tr '\\0' y; echo; echo after")
+    lines: list[str] = []
+    result = await run(
+        tmp_path, f"head -c {size} /dev/zero | tr '\\0' y; echo; echo after", on_line=lines.append
+    )
+    # The matchers and progress see the line's start, capped...
+    note = f" [line truncated: {size - LINE_CAP} more characters dropped]"
+    assert lines == ["y" * LINE_CAP + note, "after"]
+    # ...and the tail, bounded in characters, its end.
     assert result.tail[-1] == "after"
-    huge = result.tail[-2]
-    assert huge.startswith("y" * LINE_CAP)
-    assert huge == "y" * LINE_CAP + f" [line truncated: {size - LINE_CAP} more characters dropped]"
+    assert result.tail[-2].endswith("y" + note)
+    assert result.tail[0] == Tail(40).note
+    assert len("\n".join(result.tail)) == TAIL_CHARS - 1
+
+
+def tail_of(batches: list[list[str]], max_lines: int, max_chars: int) -> tuple[str, ...]:
+    tail = Tail(max_lines, max_chars)
+    for batch in batches:
+        tail.extend(batch)
+    return tail.lines()
+
+
+NOTE_100 = Tail(1, 100).note
+ROOM_100 = 100 - len(NOTE_100) - 1  # characters left for the lines of a 100-character tail
+
+
+@pytest.mark.parametrize(
+    ("batches", "max_lines", "expected"),
+    [
+        ([["a", "b", "c"]], 2, ("b", "c")),
+        ([["a"], ["b"], ["c"]], 5, ("a", "b", "c")),
+        ([["x" * 30, "y" * 40, "z"]], 5, (NOTE_100, "y" * (ROOM_100 - 2 - 1), "z")),
+        ([["x" * 500]], 5, (NOTE_100, "x" * (ROOM_100 - 1))),
+        ([["x" * 500], ["a", "b"]], 5, (NOTE_100, "x" * (ROOM_100 - 5), "a", "b")),
+        # A line cut by the character bound that the line bound drops anyway: no note.
+        ([["x" * 500], ["a"], ["b"]], 2, ("a", "b")),
+        # The room filled exactly: whole lines, and the note for the line before them.
+        ([["x", "y" * (ROOM_100 - 1)]], 5, (NOTE_100, "y" * (ROOM_100 - 1))),
+        ([["", "", ""]], 2, ("", "")),
+    ],
+    ids=[
+        "lines",
+        "batches",
+        "cut-line-keeps-its-end",
+        "one-huge-line",
+        "huge-then-short",
+        "line-bound-first",
+        "exact-fit",
+        "empty-lines",
+    ],
+)
+def test_tail_bounds(batches: list[list[str]], max_lines: int, expected: tuple[str, ...]) -> None:
+    assert tail_of(batches, max_lines, 100) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    batches=st.lists(
+        st.lists(st.text(alphabet="ab\U0001f600", max_size=30), max_size=6), max_size=6
+    ),
+    max_lines=st.integers(1, 8),
+    extra=st.integers(2, 60),
+)
+def test_tail_is_the_newest_text_within_both_bounds(
+    batches: list[list[str]], max_lines: int, extra: int
+) -> None:
+    max_chars = len(NOTE_100) + extra
+    note = Tail(1, max_chars).note
+    tail = tail_of(batches, max_lines, max_chars)
+    assert len("\n".join(tail)) < max_chars
+    everything = [line for batch in batches for line in batch][-max_lines:]
+    if tail and tail[0] == note:
+        # The newest text, as much as fits: the kept lines, the first one perhaps cut.
+        lines = tail[1:]
+        joined = "\n".join(everything)
+        assert joined.endswith("\n".join(lines))
+        room = max_chars - len(note) - 1
+        assert len("\n".join(lines)) + 1 in (room, room - 1) or not lines
+    else:
+        assert tail == tuple(everything)
+
+
+async def test_tail_flood_is_bounded_in_characters_whatever_tail_lines_says(
+    tmp_path: Path,
+) -> None:
+    # 1000 lines of 60 000 emoji (each under LINE_CAP): 60 million characters of tail,
+    # gigabytes once published, without a bound on the tail's total size.
+    emoji = "\U0001f600"
+    script = tmp_path / "flood.py"
+    script.write_text(
+        "import sys\n"
+        f"line = ({emoji!r} * 60000 + '\\n').encode()\n"
+        "for _ in range(1000):\n"
+        "    sys.stdout.buffer.write(line)\n"
+    )
+    before = rss_kib("VmRSS")
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # reset VmHWM to the current RSS
+        hwm = True
+    except OSError:
+        hwm = False
+    result = await run(
+        tmp_path, f"{sys.executable} flood.py; exit 1", tail_lines=100_000, timeout_ms=60_000
+    )
+    assert result.outcome == "failed"
+    assert len("\n".join(result.tail)) < TAIL_CHARS
+    # The newest text: the end of the last line, and a note that text was cut before it.
+    assert result.tail[0] == Tail(1).note
+    assert len(result.tail) == 2
+    assert result.tail[-1] == emoji * (TAIL_CHARS - len(result.tail[0]) - 2)
+    if hwm:
+        grown_kib = rss_kib("VmHWM") - before
+        assert grown_kib < 20 * 1024, f"runner grew RSS by {grown_kib} KiB"
 
 
 def rss_kib(field: str) -> int:
