@@ -739,3 +739,22 @@ def _from_script(folder: str, root: _Root) -> tuple[Rule, Plan | None]:
         steps=(SCRIPT_COMMAND,),
     )
     return Rule("script", True, f"{SCRIPT} is executable"), plan
+
+
+def plan_to_json(plan: Plan) -> dict[str, object]:
+    """The explain object: folder, source, runner, command, reason, manifest, fingerprint, steps,
+    rules (each {runner, matched, why}). Snapshot and env stay out: they are bytes and
+    derived values a user does not need to read."""
+    return {
+        "folder": plan.folder,
+        "source": plan.source,
+        "runner": plan.runner,
+        "command": plan.command,
+        "reason": plan.reason,
+        "manifest": plan.manifest,
+        "fingerprint": plan.fingerprint,
+        "steps": list(plan.steps),
+        "rules": [
+            {"runner": rule.runner, "matched": rule.matched, "why": rule.why} for rule in plan.rules
+        ],
+    }

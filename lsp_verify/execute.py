@@ -7,7 +7,7 @@ from typing import Callable
 
 from lsp_verify.detect import Plan
 from lsp_verify.problems import make_sink
-from lsp_verify.record import Record, record_for_plan
+from lsp_verify.record import Record, Trigger, record_for_plan
 from lsp_verify.runner import run_plan
 from lsp_verify.settings import Settings
 
@@ -16,7 +16,7 @@ async def execute_plan(
     plan: Plan,
     settings: Settings,
     *,
-    trigger: str,
+    trigger: Trigger,
     document: str | None = None,
     cancel: asyncio.Event | None = None,
     on_line: Callable[[str], None] | None = None,

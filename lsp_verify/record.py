@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # only types: the server imports this before it answers `initialize`
     from lsp_verify.detect import Plan
     from lsp_verify.problems.base import Problem
 
-OUTCOMES = ("passed", "failed", "timed-out", "cancelled", "skipped", "declined", "no-plan")
-TRIGGERS = ("save", "runNow", "cli", "watch", "sync")
+Outcome = Literal["passed", "failed", "timed-out", "cancelled", "skipped", "declined", "no-plan"]
+# What asked for the run: a save (or a change on disk, or a synced edit), the user's
+# verify.runNow, or `lsp-verify check`.
+Trigger = Literal["save", "runNow", "cli"]
 
 
 def utc_iso(seconds: float) -> str:
@@ -38,14 +40,37 @@ class Record:
     manifest: str | None
     fingerprint: str | None
     steps: tuple[str, ...]
-    trigger: str
+    trigger: Trigger
     started_at: str
     duration_ms: int
     exit_code: int | None
-    outcome: str
+    outcome: Outcome
     tail: tuple[str, ...] = ()
     problems: tuple[Problem, ...] = ()
     document: str | None = None
+
+    @classmethod
+    def not_started(cls, folder: str, trigger: Trigger, outcome: Outcome, reason: str) -> Record:
+        """A run dropped before anything was planned or started."""
+        return cls(
+            folder=folder,
+            command=None,
+            source=None,
+            runner=None,
+            reason=reason,
+            manifest=None,
+            fingerprint=None,
+            steps=(),
+            trigger=trigger,
+            started_at=now_iso(),
+            duration_ms=0,
+            exit_code=None,
+            outcome=outcome,
+        )
+
+    @property
+    def exit_text(self) -> str:
+        return "null" if self.exit_code is None else str(self.exit_code)
 
     @property
     def failed(self) -> bool:
@@ -88,8 +113,8 @@ def problem_to_json(problem: Problem) -> dict[str, Any]:
 def record_for_plan(
     plan: Plan,
     *,
-    trigger: str,
-    outcome: str,
+    trigger: Trigger,
+    outcome: Outcome,
     reason: str | None = None,
     document: str | None = None,
     started_at: str | None = None,
@@ -120,5 +145,15 @@ def record_for_plan(
     )
 
 
-def with_outcome(record: Record, outcome: str) -> Record:
-    return replace(record, outcome=outcome)
+def failure_header(record: Record) -> str:
+    """The one way a failure is announced: `verify failed (exit N)`, N null when killed."""
+    return f"verify failed (exit {record.exit_text})"
+
+
+def log_line(record: Record) -> str:
+    """The one log line a finished run writes."""
+    return (
+        f"verify {record.outcome} (exit {record.exit_text}) in {record.duration_ms} ms: "
+        f"{record.command or '-'} [{record.folder}]"
+        + (f" ({record.reason})" if record.outcome not in ("passed", "failed") else "")
+    )

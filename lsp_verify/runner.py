@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from lsp_verify import reaper
 from lsp_verify.detect import Plan
 from lsp_verify.problems.base import LineSink, NullSink, Problem
-from lsp_verify.record import utc_iso
+from lsp_verify.record import Outcome, utc_iso
 
 __all__ = [
     "LINE_CAP",
@@ -89,7 +89,7 @@ _ANSI = re.compile(
 class RunResult:
     """What one run did. `exit_code` is None when the run was killed or never started."""
 
-    outcome: str  # "passed" | "failed" | "timed-out" | "cancelled" | "skipped"
+    outcome: Outcome  # passed, failed, timed-out, cancelled or skipped
     exit_code: int | None
     reason: str | None
     tail: tuple[str, ...]
@@ -929,7 +929,7 @@ async def run_plan(
     tail_lines = max(1, tail_lines)
 
     def result(
-        outcome: str,
+        outcome: Outcome,
         exit_code: int | None = None,
         reason: str | None = None,
         tail: Sequence[str] = (),
@@ -973,7 +973,7 @@ async def run_plan(
     _runs[0] += 1
     out = _Output(loop, read_fd, tail_lines, sink, on_line)
     child: _Child | None = None
-    outcome: str = "passed"
+    outcome: Outcome = "passed"
     exit_code: int | None = 0
     reason: str | None = None
     try:

@@ -39,7 +39,7 @@ from lsp_verify.diagnostics import (
     record_entries,
 )
 from lsp_verify.globs import matches_any
-from lsp_verify.record import Record, record_for_plan
+from lsp_verify.record import Record, Trigger, record_for_plan
 from lsp_verify.settings import (
     PROJECT_FILE,
     ParsedSettings,
@@ -51,7 +51,7 @@ from lsp_verify.settings import (
     parse_settings,
 )
 from lsp_verify.uris import path_to_uri, relative_to, uri_to_path
-from lsp_verify.verifier import FolderVerifier, RunRequest, not_started_record
+from lsp_verify.verifier import FolderVerifier, RunRequest
 
 if TYPE_CHECKING:
     from lsp_verify.detect import Plan
@@ -330,7 +330,7 @@ class VerifyServer(LanguageServer):
 
     # ----- triggers -----
 
-    def on_save(self, uri: str, trigger: str = "save") -> None:
+    def on_save(self, uri: str, trigger: Trigger = "save") -> None:
         path = uri_to_path(uri)
         folder = self.folder_of(path) if path is not None else None
         if folder is None or path is None:
@@ -352,7 +352,7 @@ class VerifyServer(LanguageServer):
 
         asyncio.get_running_loop().create_task(later())
 
-    def _gate_trigger(self, folder: Folder, path: str, uri: str | None, trigger: str) -> None:
+    def _gate_trigger(self, folder: Folder, path: str, uri: str | None, trigger: Trigger) -> None:
         """runOn and globs decide whether this trigger runs anything."""
         settings, _ = self.folder_settings(folder)
         if settings.run_on == "manual":
@@ -369,7 +369,7 @@ class VerifyServer(LanguageServer):
 
         folder = self.folders.get(request.folder)
         if folder is None:  # removed while queued
-            return not_started_record(
+            return Record.not_started(
                 request.folder, request.trigger, "cancelled", "workspace folder was removed"
             )
         await folder.ready.wait()
@@ -1046,7 +1046,7 @@ def build_server() -> VerifyServer:
 
     @server.command("verify.explain")
     async def explain(ls: VerifyServer, *args: Any) -> Any:
-        from lsp_verify.explain import plan_to_json
+        from lsp_verify.detect import plan_to_json
 
         folder = ls.target(args)[0]
         if folder is None:
@@ -1232,7 +1232,6 @@ def _import_run_modules() -> None:
     """Import what a run needs, and make the server the subreaper of what runs start."""
     import lsp_verify.detect
     import lsp_verify.execute
-    import lsp_verify.explain
     import lsp_verify.trust  # noqa: F401
     from lsp_verify.reaper import claim_children
 

@@ -14,7 +14,7 @@ import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     if sys.version_info >= (3, 11):
@@ -381,3 +381,59 @@ def effective_settings(editor: ParsedSettings | None, project: ProjectFile | Non
     # parse_settings validated every value against its field's type; Any says so to mypy.
     changes: dict[str, Any] = {k: v for k, v in merged.items() if k in known}
     return dataclasses.replace(DEFAULTS, **changes)
+
+
+# ----- what the client says at initialize, parsed once -----
+
+LogLevel = Literal["log", "info", "warning", "error"]
+# "auto": pull when the client can, else push. VS Code's extension asks for "push", since VS
+# Code shows pushed and pulled diagnostics in separate lists and only pushes reach files
+# that are not open.
+DiagnosticMode = Literal["auto", "push", "pull"]
+_OPTION_KEYS = ("workspaceTrusted", "diagnosticMode")
+
+
+@dataclass(frozen=True)
+class InitOptions:
+    """initializationOptions: the `verify` settings (a section or the bare keys), whether
+    the client trusts the workspace, and how diagnostics reach it. `pull` is decided once
+    the client's capabilities are known."""
+
+    settings: object = None
+    trusted: bool = True
+    mode: DiagnosticMode = "auto"
+    pull: bool = False
+
+
+def parse_init_options(options: object, client_pulls: bool) -> InitOptions:
+    """initializationOptions: `{"verify": {...}, "workspaceTrusted": .., "diagnosticMode": ..}`,
+    or the settings keys bare beside the two flags, or a bare command string."""
+    trusted = _trusted_flag(options)
+    mode: DiagnosticMode = "auto"
+    value = options
+    if isinstance(options, dict):
+        given = options.get("diagnosticMode")
+        if given == "push" or given == "pull":
+            mode = given
+        if "verify" in options:
+            value = options["verify"]
+        else:
+            value = {k: v for k, v in options.items() if k not in _OPTION_KEYS} or None
+    pull = mode == "pull" or (mode == "auto" and client_pulls)
+    return InitOptions(value, True if trusted is None else trusted, mode, pull)
+
+
+def apply_config_change(options: InitOptions, settings: object) -> InitOptions:
+    """workspace/didChangeConfiguration's settings: a new `verify` section and trust flag,
+    where they are given; anything else leaves the options as they were."""
+    trusted = _trusted_flag(settings)
+    if trusted is not None:
+        options = dataclasses.replace(options, trusted=trusted)
+    if isinstance(settings, dict) and "verify" in settings:
+        options = dataclasses.replace(options, settings=settings["verify"])
+    return options
+
+
+def _trusted_flag(options: object) -> bool | None:
+    flag = options.get("workspaceTrusted") if isinstance(options, dict) else None
+    return flag if isinstance(flag, bool) else None

@@ -16,13 +16,13 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Literal
 
-from lsp_verify.record import Record, now_iso
+from lsp_verify.record import Record, Trigger
 
 log = logging.getLogger(__name__)
 
-IDLE, RUNNING, QUEUED = "idle", "running", "queued"
+State = Literal["idle", "running", "queued"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class RunRequest:
     """What a job is asked to do: one run for a folder, cancellable through `cancel`."""
 
     folder: str
-    trigger: str
+    trigger: Trigger
     document: str | None
     cancel: asyncio.Event
     absorb: Callable[[], None] = lambda: None
@@ -41,30 +41,11 @@ Job = Callable[[RunRequest], Awaitable[Record]]
 
 @dataclass(eq=False)
 class _Run:
-    trigger: str
+    trigger: Trigger
     document: str | None
     future: asyncio.Future[Record]
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     followers: list[asyncio.Future[Record]] = field(default_factory=list)
-
-
-def not_started_record(folder: str, trigger: str, outcome: str, reason: str) -> Record:
-    """The record of a run that was dropped before anything was planned or started."""
-    return Record(
-        folder=folder,
-        command=None,
-        source=None,
-        runner=None,
-        reason=reason,
-        manifest=None,
-        fingerprint=None,
-        steps=(),
-        trigger=trigger,
-        started_at=now_iso(),
-        duration_ms=0,
-        exit_code=None,
-        outcome=outcome,
-    )
 
 
 class FolderVerifier:
@@ -74,7 +55,7 @@ class FolderVerifier:
         job: Job,
         *,
         on_record: Callable[[Record], None] | None = None,
-        on_state: Callable[[str], None] | None = None,
+        on_state: Callable[[State], None] | None = None,
     ) -> None:
         self.folder = folder
         self._job = job
@@ -85,20 +66,19 @@ class FolderVerifier:
         self._task: asyncio.Task[None] | None = None
         self.last_record: Record | None = None
         self.last_document: str | None = None
-        self.runs_started = 0
 
     @property
-    def state(self) -> str:
+    def state(self) -> State:
         if self._running is None:
-            return IDLE
-        return QUEUED if self._queued is not None else RUNNING
+            return "idle"
+        return "queued" if self._queued is not None else "running"
 
     def pending(self) -> asyncio.Future[Record] | None:
         """The future of the newest run that has not finished yet (queued, else running)."""
         run = self._queued or self._running
         return run.future if run is not None else None
 
-    def trigger(self, trigger: str, document: str | None = None) -> asyncio.Future[Record]:
+    def trigger(self, trigger: Trigger, document: str | None = None) -> asyncio.Future[Record]:
         """Ask for a run; returns the future of the run that will see this trigger.
 
         A trigger without a document (runNow from the palette) runs for the last document
@@ -130,7 +110,7 @@ class FolderVerifier:
         cancelled: list[Record] = []
         queued, self._queued = self._queued, None
         if queued is not None:
-            record = not_started_record(
+            record = Record.not_started(
                 self.folder, queued.trigger, "cancelled", "cancelled before it started"
             )
             if not queued.future.done():
@@ -152,12 +132,11 @@ class FolderVerifier:
         if task is not None and not task.done():
             await asyncio.gather(task, return_exceptions=True)
 
-    def _new_run(self, trigger: str, document: str | None) -> _Run:
+    def _new_run(self, trigger: Trigger, document: str | None) -> _Run:
         return _Run(trigger, document, asyncio.get_running_loop().create_future())
 
     def _start(self, run: _Run) -> None:
         self._running = run
-        self.runs_started += 1
         self._task = asyncio.get_running_loop().create_task(self._drive(run))
 
     async def _drive(self, run: _Run) -> None:
@@ -167,13 +146,13 @@ class FolderVerifier:
         try:
             record = await self._job(request)
         except asyncio.CancelledError:
-            record = not_started_record(self.folder, run.trigger, "cancelled", "shut down")
+            record = Record.not_started(self.folder, run.trigger, "cancelled", "shut down")
             self._finish(run, record)
             self._running = None
             raise
         except Exception as exc:  # a bug in a job must not wedge the folder forever
             log.exception("verify run for %s failed inside the server", self.folder)
-            record = not_started_record(
+            record = Record.not_started(
                 self.folder, run.trigger, "failed", f"internal error: {exc!r}"
             )
         self._finish(run, record)

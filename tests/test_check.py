@@ -123,10 +123,10 @@ def test_json_record_has_every_field(folder: Path, tmp_path: Path) -> None:
 def test_a_skipped_run_exits_3(folder: Path) -> None:
     # A manifest edited between planning and spawning skips the run (tests/test_runner.py
     # covers that); here, only how `check` maps that outcome to its exit status.
-    from lsp_verify.check import exit_status
-    from lsp_verify.verifier import not_started_record
+    from lsp_verify.cli.check import exit_status
+    from lsp_verify.record import Record
 
-    record = not_started_record(str(folder), "cli", "skipped", "manifest changed: x")
+    record = Record.not_started(str(folder), "cli", "skipped", "manifest changed: x")
     assert exit_status(record) == 3
 
 

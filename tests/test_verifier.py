@@ -11,7 +11,7 @@ from lsp_verify.detect import command_plan
 from lsp_verify.execute import execute_plan
 from lsp_verify.record import Record
 from lsp_verify.settings import Settings
-from lsp_verify.verifier import FolderVerifier, RunRequest, not_started_record
+from lsp_verify.verifier import FolderVerifier, RunRequest
 from tests.procs import alive_with, unique_sleep
 
 
@@ -40,7 +40,7 @@ class FakeJob:
                 w.cancel()
             outcome = "cancelled" if request.cancel.is_set() else "failed"
             number = len(self.requests)
-            return not_started_record(request.folder, request.trigger, outcome, f"run {number}")
+            return Record.not_started(request.folder, request.trigger, outcome, f"run {number}")
         finally:
             self.active -= 1
 
@@ -158,7 +158,7 @@ async def test_a_job_that_raises_does_not_wedge_the_folder() -> None:
         calls += 1
         if calls == 1:
             raise RuntimeError("boom")
-        return not_started_record(request.folder, request.trigger, "passed", "ok")
+        return Record.not_started(request.folder, request.trigger, "passed", "ok")
 
     v = FolderVerifier("/f", broken)
     first = await v.run_now()
@@ -203,7 +203,7 @@ async def test_absorb_folds_the_queued_run_into_the_running_one() -> None:
         requests.append(request)
         await release.wait()  # e.g. waiting for the user's answer to a question
         request.absorb()
-        return not_started_record(request.folder, request.trigger, "passed", "answered")
+        return Record.not_started(request.folder, request.trigger, "passed", "answered")
 
     v = FolderVerifier("/f", job)
     first = v.trigger("save")

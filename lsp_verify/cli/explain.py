@@ -6,29 +6,10 @@ import json
 import os
 import sys
 
-from lsp_verify.detect import Plan, make_plan
+from lsp_verify.detect import make_plan, plan_to_json
 from lsp_verify.settings import SettingsMessage, load_project_file
 
 EXIT_USAGE = 2
-
-
-def plan_to_json(plan: Plan) -> dict[str, object]:
-    """The explain object: folder, source, runner, command, reason, manifest, fingerprint, steps,
-    rules (each {runner, matched, why}). Snapshot and env stay out: they are bytes and
-    derived values a user does not need to read."""
-    return {
-        "folder": plan.folder,
-        "source": plan.source,
-        "runner": plan.runner,
-        "command": plan.command,
-        "reason": plan.reason,
-        "manifest": plan.manifest,
-        "fingerprint": plan.fingerprint,
-        "steps": list(plan.steps),
-        "rules": [
-            {"runner": rule.runner, "matched": rule.matched, "why": rule.why} for rule in plan.rules
-        ],
-    }
 
 
 def message_text(message: SettingsMessage) -> str:

@@ -72,14 +72,14 @@ def _main(argv: Sequence[str] | None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     if args.cmd == "explain":
-        from lsp_verify.explain import explain_main
+        from lsp_verify.cli.explain import explain_main
 
         return explain_main(args.dir)
     if args.cmd == "check":
         from lsp_verify.reaper import keep_behind
 
         keep_behind(standalone)
-        from lsp_verify.check import check_main
+        from lsp_verify.cli.check import check_main
 
         return check_main(args)
     if args.cmd in ("approve", "revoke", "approvals"):
