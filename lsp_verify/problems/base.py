@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
-SEVERITIES = ("error", "warning", "information", "hint")
+Severity = Literal["error", "warning", "information", "hint"]
 
 
 @dataclass(frozen=True)
@@ -30,11 +30,16 @@ class Problem:
     line: int
     column: int
     message: str
-    severity: str = "error"
+    severity: Severity = "error"
     code: str | None = None
     end_line: int | None = None
     end_column: int | None = None
     related: tuple[Related, ...] = ()
+
+    @classmethod
+    def at(cls, path: str, line: int, column: int, message: str, **rest: Any) -> Problem:
+        """A problem at a position as a tool printed it: a line or column 0 means the first."""
+        return cls(path, max(line, 1), max(column, 1), message, **rest)
 
 
 class LineSink(Protocol):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .base import Problem
+from .base import Problem, Severity
 from .matcher import Locator, Matcher, severity_of
 
 _LINE = re.compile(
@@ -40,7 +40,12 @@ _KEBAB_CODE = re.compile(r"(?P<code>[a-z][a-z0-9]{0,30}(?:-[a-z0-9]{1,30}){1,8})
 _PY_WARNING = re.compile(r"(?P<code>[A-Z]\w{0,63}Warning): (?P<msg>.*)$")
 _BRACKET_CODE = re.compile(r"-W[\w=+-]{1,64}$|[a-z][a-z0-9]{0,30}(?:-[a-z0-9]{1,30}){0,8}$")
 _GO_TEST = re.compile(r"\s*(?:--- FAIL:|=== RUN|=== CONT) +(?P<name>\S+)")
-_PYLINT_SEVERITY = {"C": "information", "R": "information", "I": "information", "W": "warning"}
+_PYLINT_SEVERITY: dict[str, Severity] = {
+    "C": "information",
+    "R": "information",
+    "I": "information",
+    "W": "warning",
+}
 _NOISE = ("recipe for target",)
 
 
@@ -80,7 +85,7 @@ class GccMatcher(Matcher):
             # mypy --show-error-end gives an inclusive end; ours, like LSP's, is exclusive.
             end_line = int(found.group("eline"))
             end_column = int(found.group("ecol")) + 1
-        severity = "error"
+        severity: Severity = "error"
         code: str | None = None
         message = rest
         head = _SEVERITY.match(rest)
@@ -91,10 +96,10 @@ class GccMatcher(Matcher):
         message, code, severity, zero_based = _codes(message, code, severity, head is None)
         if zero_based and found.group("col"):
             column += 1
-        return Problem(
-            path=path,
-            line=max(line, 1),
-            column=max(column, 1),
+        return Problem.at(
+            path,
+            line,
+            column,
             message=message,
             severity=severity,
             code=code,
@@ -104,8 +109,8 @@ class GccMatcher(Matcher):
 
 
 def _codes(
-    message: str, code: str | None, severity: str, bare: bool
-) -> tuple[str, str | None, str, bool]:
+    message: str, code: str | None, severity: Severity, bare: bool
+) -> tuple[str, str | None, Severity, bool]:
     """Rule codes at the end (`[arg-type]`, `[-Wunused]`, `[Error/no-var]`) or the start.
 
     Also says whether the tool counts columns from 0 (pylint does)."""
@@ -123,25 +128,13 @@ def _codes(
                 return message[:opening].rstrip(), inner, severity, False
     if not bare or code is not None:
         return message, code, severity, False
-    parseable = _PYLINT_PARSEABLE.match(message)
-    if parseable is not None:
-        letter = parseable.group("code")[0]
-        return (
-            parseable.group("msg"),
-            parseable.group("code"),
-            _PYLINT_SEVERITY.get(letter, "error"),
-            False,
-        )
-    pylint = _PYLINT_TEXT.match(message)
-    if pylint is not None:
-        letter = pylint.group("code")[0]
-        # pylint counts columns from 0, everyone else from 1.
-        return (
-            pylint.group("msg"),
-            pylint.group("code"),
-            _PYLINT_SEVERITY.get(letter, "error"),
-            True,
-        )
+    # pylint's parseable format counts columns from 1; its text format from 0, unlike
+    # everyone else.
+    for pattern, zero_based in ((_PYLINT_PARSEABLE, False), (_PYLINT_TEXT, True)):
+        pylint = pattern.match(message)
+        if pylint is not None:
+            severity = _PYLINT_SEVERITY.get(pylint.group("code")[0], "error")
+            return pylint.group("msg"), pylint.group("code"), severity, zero_based
     leading = _LEADING_CODE.match(message)
     if leading is not None:
         return leading.group("msg"), leading.group("code"), severity, False

@@ -132,10 +132,10 @@ class JestMatcher(Matcher):
             return
         self.emit(
             block.start,
-            Problem(
-                path=path,
-                line=max(line, 1),
-                column=max(column, 1),
+            Problem.at(
+                path,
+                line,
+                column,
                 message=message,
                 code=block.name,
                 related=related,

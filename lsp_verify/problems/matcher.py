@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .base import Problem
+from .base import Problem, Severity
 
 MAX_LINE = 4096
 MAX_MESSAGE_CHARS = 1000
@@ -25,7 +25,7 @@ MAX_HELD = 1000
 # Longer paths cannot name a file worth showing; cutting them bounds what a frame holds.
 MAX_PATH = 1024
 
-_SEVERITY_WORDS = {
+_SEVERITY_WORDS: dict[str, Severity] = {
     "error": "error",
     "fatal error": "error",
     "fatal": "error",
@@ -42,7 +42,7 @@ _SEVERITY_WORDS = {
 }
 
 
-def severity_of(word: str) -> str:
+def severity_of(word: str) -> Severity:
     """LSP-style severity for a tool's own word; anything unknown is an error."""
     return _SEVERITY_WORDS.get(word.strip().lower(), "error")
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 
-from .base import Problem, Related
+from .base import Problem, Related, Severity
 from .matcher import Locator, Matcher, clip_message, severity_of, split_location
 
 _RUST_HEADER = re.compile(
@@ -43,7 +43,7 @@ _MAX_PANIC_LINES = 12
 
 
 class _Diagnostic:
-    def __init__(self, start: int, severity: str, code: str | None, message: str) -> None:
+    def __init__(self, start: int, severity: Severity, code: str | None, message: str) -> None:
         self.start = start
         self.severity = severity
         self.code = code
@@ -162,10 +162,10 @@ class RustMatcher(Matcher):
             message = f"{message}\n{diag.label}"
         self.emit(
             diag.start,
-            Problem(
-                path=path,
-                line=max(line, 1),
-                column=max(column, 1),
+            Problem.at(
+                path,
+                line,
+                column,
                 message=message,
                 severity=diag.severity,
                 code=diag.code,
@@ -231,10 +231,10 @@ class RustMatcher(Matcher):
         named = panic.name not in ("", "main", "<unnamed>")
         self.emit(
             panic.start,
-            Problem(
-                path=path,
-                line=max(line, 1),
-                column=max(column, 1),
+            Problem.at(
+                path,
+                line,
+                column,
                 message=f"{panic.name}: {text}" if named else text,
                 code=panic.name if named else None,
                 related=(panic.related,) if panic.related else (),
@@ -246,7 +246,7 @@ class RustMatcher(Matcher):
         self._end_panic()
 
 
-def _parse_header(header: str) -> tuple[str, str | None, str]:
+def _parse_header(header: str) -> tuple[Severity, str | None, str]:
     rust = _RUST_HEADER.match(header)
     if rust is not None:
         return severity_of(rust.group("sev")), rust.group("code"), rust.group("msg").strip()

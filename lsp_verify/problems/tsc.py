@@ -43,11 +43,11 @@ class TscMatcher(Matcher):
         found = _PLAIN.match(line) or _PRETTY.match(line)
         if found is None:
             return False
-        problem = Problem(
-            path=found.group("path"),
-            line=max(int(found.group("line")), 1),
-            column=max(int(found.group("col")), 1),
-            message=found.group("msg").strip(),
+        problem = Problem.at(
+            found.group("path"),
+            int(found.group("line")),
+            int(found.group("col")),
+            found.group("msg").strip(),
             severity=severity_of(found.group("sev")),
             code=found.group("code"),
         )
