@@ -5,27 +5,23 @@ session, stdin from /dev/null, stdout and stderr merged into one pipe that is re
 event loop as it arrives, into cleaned lines, a bounded tail and a sink (`lsp_verify.output`).
 
 Nothing the run started may outlive it. The group is SIGKILLed on timeout and cancel, and
-its leftovers when the command exits by itself. Descendants that left the group (`setsid`,
-double forks) are found by a marker in their environment, `LSP_VERIFY_RUN`, and killed too;
-where the server is a child subreaper they are its children by then and are reaped.
+its leftovers when the command exits by itself; on Linux also what escaped the group
+(`lsp_verify.reaper`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import hashlib
 import json
 import os
-import select
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from lsp_verify import reaper
@@ -34,26 +30,13 @@ from lsp_verify.output import OutputReader
 from lsp_verify.problems.base import LineSink, NullSink, Problem
 from lsp_verify.record import Outcome, utc_iso
 
-__all__ = [
-    "MARKER_VAR",
-    "RunResult",
-    "enable_subreaper",
-    "reap_escaped",
-    "run_plan",
-    "timeout_marker",
-]
+__all__ = ["RunResult", "run_plan", "runs_in_flight", "timeout_marker"]
 
-MARKER_VAR = "LSP_VERIFY_RUN"
-
-# How long to wait for SIGKILLed processes to die, and for EOF once every writer we know of
-# is gone. Together they keep a timed-out run within timeout + 500 ms, even when a
-# process we cannot kill still holds the pipe.
+# How long to wait for a SIGKILLed step to die, and for EOF once every writer we know of is
+# gone. Together they keep a timed-out run within timeout + 500 ms, even when a process we
+# cannot kill still holds the pipe.
 _KILL_WAIT_S = 0.2
-_VICTIM_WAIT_S = 0.1
 _EOF_GRACE_S = 0.1
-_SCAN_ROUNDS = 3  # a marked process may fork between our scan and our kill: look again
-
-_ON_LINUX = sys.platform.startswith("linux")
 
 
 @dataclass(frozen=True)
@@ -105,15 +88,11 @@ def _environment() -> dict[str, str]:
     return dict(kept[1])
 
 
-def _prepare(plan: Plan, run_id: str) -> _Prepared:
+def _prepare(plan: Plan) -> _Prepared:
     """The commands and environments to run; may raise OSError (snapshot files)."""
     assert plan.command is not None
     env = _environment()
     env.update(plan.env)
-    # Appending keeps the outer run's token when lsp-verify runs inside a verify run (its
-    # own test suite): the outer run can still find and kill what the inner one started.
-    outer = env.get(MARKER_VAR)
-    env[MARKER_VAR] = f"{outer}:{run_id}" if outer else run_id
 
     if plan.runner == "npm":
         names = _npm_step_names(plan)
@@ -193,270 +172,7 @@ def _fingerprint(path: str) -> str | None:
     return "sha256:" + digest.hexdigest()
 
 
-# --------------------------------------------------------------------------- processes
-
-
-def _proc_read(path: str) -> bytes | None:
-    # os.open/os.read: a /proc file is small, and a buffered file object costs more than
-    # the read itself on the path every run takes.
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        chunks: list[bytes] = []
-        while True:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _has_marker(environ: bytes, token: bytes) -> bool:
-    if token not in environ:  # the common case, decided by one C-level search
-        return False
-    key = MARKER_VAR.encode() + b"="
-    for entry in environ.split(b"\0"):
-        if entry.startswith(key):
-            return token in entry[len(key) :].split(b":")
-    return False
-
-
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, ppid, session) from /proc/<pid>/stat, or None when it is gone."""
-    data = _proc_read(f"/proc/{pid}/stat")
-    if not data:
-        return None
-    fields = data[data.rfind(b")") + 2 :].split()
-    try:
-        return fields[0].decode(), int(fields[1]), int(fields[3])
-    except (IndexError, ValueError):
-        return None
-
-
-def _int_from(path: str) -> int | None:
-    data = _proc_read(path)
-    try:
-        return int(data) if data else None
-    except ValueError:
-        return None
-
-
-def _forks_since_boot() -> int | None:
-    data = _proc_read("/proc/stat") or b""
-    start = data.find(b"\nprocesses ")
-    if start < 0:
-        return None
-    try:
-        return int(data[start + 11 : data.find(b"\n", start + 1)])
-    except ValueError:
-        return None
-
-
-_pid_max: int | None = None
-
-
-def _all_pids() -> list[int]:
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return []
-    return [int(n) for n in names if n.isdigit()]
-
-
-class _PidWindow:
-    """The pids a run's descendants can have, so the scan does not read every process.
-
-    Pids are handed out in increasing order until they wrap at pid_max, so everything the
-    run started has a pid from its first child's up to the last one allocated, unless the
-    counter wrapped meanwhile. The kernel's fork counter bounds how far it can have moved;
-    when a wrap is possible the whole of /proc is scanned.
-    """
-
-    def __init__(self) -> None:
-        self.first: int | None = None
-        self._forks = _forks_since_boot() if _ON_LINUX else None
-        self._spawned = 0
-        self.forked = False  # a step's end saw forks beyond the steps themselves
-
-    def note(self, pid: int) -> None:
-        if self.first is None:
-            self.first = pid
-        self._spawned += 1
-
-    def nothing_else_forked(self) -> bool:
-        """True when the machine has created no process (or thread) since the window opened
-        but the steps this run spawned: then none of them has a descendant to look for.
-        The kernel counts every fork and clone, system-wide, in /proc/stat."""
-        if self._forks is None or self._spawned == 0:
-            return False
-        forks = _forks_since_boot()
-        return forks is not None and forks - self._forks == self._spawned
-
-    def candidates(self) -> Iterable[int]:
-        global _pid_max
-        if self.first is None or self._forks is None:
-            return _all_pids()
-        if _pid_max is None:
-            _pid_max = _int_from("/proc/sys/kernel/pid_max") or 0
-        last = _int_from("/proc/sys/kernel/ns_last_pid")
-        forks = _forks_since_boot()
-        if last is None or forks is None or last < self.first:
-            return _all_pids()
-        # Pids in use are skipped when allocating, so a full cycle needs fewer forks than
-        # pid_max; half of it leaves room for a machine with very many live processes.
-        if forks - self._forks >= _pid_max // 2:
-            return _all_pids()
-        if last - self.first < 256:
-            return range(self.first, last + 1)
-        return [p for p in _all_pids() if self.first <= p <= last]
-
-
-_pidfd_works = hasattr(os, "pidfd_open")
-
-
-def _pidfd_open(pid: int) -> int | None:
-    """A pidfd for pid; None when pidfds are unavailable or pid is gone or a thread."""
-    global _pidfd_works
-    if not _pidfd_works:
-        return None
-    try:
-        return os.pidfd_open(pid)
-    except OSError as e:
-        if e.errno in (errno.ENOSYS, errno.EPERM):  # old kernel, or a seccomp filter
-            _pidfd_works = False
-        return None
-
-
-def _fd_readable(fd: int) -> bool:
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(0))
-
-
-@dataclass(frozen=True)
-class _Victim:
-    pid: int
-    pidfd: int | None
-
-    def exited(self) -> bool:
-        if self.pidfd is not None:
-            return _fd_readable(self.pidfd)
-        stat = _stat(self.pid)
-        return stat is None or stat[0] in ("Z", "X")
-
-
-def _kill_marked(token: bytes, candidates: Iterable[int]) -> list[_Victim]:
-    me = os.getpid()
-    victims = []
-    for pid in candidates:
-        if pid == me:
-            continue
-        environ = _proc_read(f"/proc/{pid}/environ")
-        if not environ or not _has_marker(environ, token):
-            continue
-        pidfd = _pidfd_open(pid)
-        if pidfd is None and _pidfd_works:
-            continue  # gone already, or a thread id (its process is a candidate itself)
-        if pidfd is not None:
-            # Read again now that the pidfd pins one process: if the pid was reused since
-            # the first read, this no longer matches and nobody else gets our signal.
-            environ = _proc_read(f"/proc/{pid}/environ")
-            if not environ or not _has_marker(environ, token):
-                os.close(pidfd)
-                continue
-            try:
-                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-            except OSError:
-                os.close(pidfd)
-                continue
-            victims.append(_Victim(pid, pidfd))
-            continue
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            continue
-        victims.append(_Victim(pid, None))
-    return victims
-
-
-def _reap(victims: Iterable[_Victim]) -> None:
-    """Reap those that are our children now: a subreaper inherits what it kills."""
-    for victim in victims:
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(victim.pid, os.WNOHANG)
-        if victim.pidfd is not None:
-            with contextlib.suppress(OSError):
-                os.close(victim.pidfd)
-
-
-async def _wait_until(done: Callable[[], bool], timeout: float, blocking: bool) -> bool:
-    """Poll `done` with a short backoff. blocking=True never suspends: it is the path for a
-    task that is being cancelled, where another await could be interrupted half-way."""
-    deadline = time.monotonic() + timeout
-    delay = 0.0002
-    while not done():
-        if time.monotonic() >= deadline:
-            return False
-        if blocking:
-            time.sleep(delay)
-        else:
-            await asyncio.sleep(delay)
-        delay = min(delay * 2, 0.01)
-    return True
-
-
-async def _kill_escaped(token: bytes, window: _PidWindow | None, blocking: bool) -> int:
-    """Kill every process carrying the run's token, wait for them to die, reap our own."""
-    if not _ON_LINUX:
-        return 0
-    total = 0
-    for _ in range(_SCAN_ROUNDS):
-        victims = _kill_marked(token, window.candidates() if window else _all_pids())
-        if not victims:
-            break
-        total += len(victims)
-
-        def all_dead(victims: list[_Victim] = victims) -> bool:
-            return all(v.exited() for v in victims)
-
-        # Reap only once all are dead: a victim's zombie children are handed to us (the
-        # subreaper) when their parent dies, so waiting first catches them as well.
-        await _wait_until(all_dead, _VICTIM_WAIT_S, blocking)
-        _reap(victims)
-    return total
-
-
-def _reap_session_zombies(window: _PidWindow, session: int) -> None:
-    """Reap zombies re-parented to us from the run's session: a group member that exited by
-    itself after its parent died. Only the session proves they are the run's; a zombie that
-    had left it with setsid cannot be told from someone else's child and is left alone."""
-    me = os.getpid()
-    for pid in window.candidates():
-        if pid == session:
-            continue
-        stat = _stat(pid)
-        if stat is not None and stat[0] == "Z" and stat[1] == me and stat[2] == session:
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(pid, os.WNOHANG)
-
-
-def reap_escaped(run_id: str) -> int:
-    """Kill (and reap, where they are our children) the processes whose environment carries
-    run_id in LSP_VERIFY_RUN. Returns how many were killed. Quietly 0 off Linux."""
-    token = run_id.encode()
-    coro = _kill_escaped(token, None, blocking=True)
-    # blocking=True never suspends, so the coroutine completes on its first step.
-    try:
-        coro.send(None)
-    except StopIteration as stop:
-        return int(stop.value)
-    coro.close()
-    raise RuntimeError("reap_escaped suspended")
+# ---------------------------------------------------------------------- the steps
 
 
 class _Child:
@@ -465,15 +181,15 @@ class _Child:
 
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
-        self.pidfd = _pidfd_open(proc.pid) if _ON_LINUX else None
+        self.pidfd = reaper.exit_fd(proc.pid)
         self.ended = False
 
     def exited(self) -> bool:
         if self.proc.returncode is not None:
             return True
         if self.pidfd is not None:
-            return _fd_readable(self.pidfd)
-        if hasattr(os, "waitid"):
+            return reaper.fd_readable(self.pidfd)
+        if sys.platform != "win32" and hasattr(os, "waitid"):
             try:
                 flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
                 return os.waitid(os.P_PID, self.proc.pid, flags) is not None
@@ -499,7 +215,7 @@ class _Child:
         else:
 
             async def watch() -> None:
-                await _wait_until(self.exited, float("inf"), blocking=False)
+                await reaper.wait_until(self.exited, float("inf"), blocking=False)
                 finish("exit")
 
             poller = loop.create_task(watch())
@@ -519,7 +235,7 @@ class _Child:
             if waiter is not None:
                 waiter.cancel()
 
-    async def end(self, token: bytes, window: _PidWindow, blocking: bool) -> bool:
+    async def end(self, reach: reaper.RunReach, blocking: bool) -> bool:
         """Kill what is left of the step (all of it, when it has not exited) and reap it.
         True when the child itself had to be killed."""
         proc = self.proc
@@ -527,23 +243,14 @@ class _Child:
         exited = proc.returncode is not None or self.exited()
         if not exited:
             killed = True
-            _kill_group(proc)
-            exited = await _wait_until(self.exited, _KILL_WAIT_S, blocking)
-        # A step that started no process of its own (a shell builtin, an exec) leaves nothing
-        # to find: the group is its zombie alone, and the scans of /proc are skipped.
-        alone = window.nothing_else_forked()
-        if not alone:
-            window.forked = True
-            if proc.returncode is None:
-                # Until the child is reaped its pid still names the group, so this cannot
-                # reach a stranger that was given the same number.
+            if not reaper.kill_group(proc.pid):
                 with contextlib.suppress(OSError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-            await _kill_escaped(token, window, blocking)
+                    proc.kill()
+            exited = await reaper.wait_until(self.exited, _KILL_WAIT_S, blocking)
+        await reach.step_ended(proc.pid, proc.returncode is not None, blocking)
         if proc.returncode is None and exited:
             proc.wait()
-        if _ON_LINUX and not alone:
-            _reap_session_zombies(window, proc.pid)
+        reach.step_reaped(proc.pid)
         if self.pidfd is not None:
             os.close(self.pidfd)
             self.pidfd = None
@@ -551,24 +258,6 @@ class _Child:
         # subprocess' own bookkeeping, which reaps it on a later spawn.
         self.ended = True
         return killed
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        with contextlib.suppress(OSError):
-            proc.kill()
-
-
-def enable_subreaper() -> bool:
-    """Make this process a child subreaper (Linux), so orphans of a run are re-parented to
-    it instead of init and stay within reach. Idempotent; False where unavailable."""
-    return reaper.set_subreaper(True)
-
-
-def _set_subreaper(on: bool) -> bool:
-    return reaper.set_subreaper(on)
 
 
 # ---------------------------------------------------------------------------- the run
@@ -634,16 +323,14 @@ async def run_plan(
     if not os.path.isdir(plan.folder):
         return not_started(f"folder not found: {plan.folder}")
 
-    run_id = os.urandom(16).hex()
     try:
-        prepared = _prepare(plan, run_id)
+        prepared = _prepare(plan)
     except OSError as e:
         return not_started(f"could not prepare the run: {e}")
     if prepared.skip is not None:
         return result("skipped", reason=prepared.skip)
 
-    token = run_id.encode()
-    window = _PidWindow()
+    reach = reaper.RunReach()
     deadline = loop.time() + timeout_ms / 1000
     # One pipe for every step, its write end held here until the last step is done: a step's
     # output cannot end early, and EOF means every process that could write is gone.
@@ -672,7 +359,7 @@ async def run_plan(
                 proc = subprocess.Popen(
                     ["/bin/sh", "-c", command],
                     cwd=plan.folder,
-                    env=env,
+                    env=reach.environment(env),
                     stdin=subprocess.DEVNULL,
                     stdout=write_fd,
                     stderr=subprocess.STDOUT,
@@ -684,14 +371,14 @@ async def run_plan(
                 reason = f"could not start the command: {e}"
                 out.tail.append(reason)
                 break
-            window.note(proc.pid)
+            reach.spawned(proc.pid)
             _steps.add(proc.pid)
             out.watch()
             child = _Child(proc)
             if on_spawn is not None:
                 on_spawn(proc.pid)
             why = await child.wait(loop, deadline, cancel)
-            killed = await child.end(token, window, blocking=False)
+            killed = await child.end(reach, blocking=False)
             _steps.discard(proc.pid)
             child = None
             out.drain()
@@ -719,13 +406,13 @@ async def run_plan(
         out.end_lines()
     except BaseException:
         if child is not None and not child.ended:
-            await child.end(token, window, blocking=True)
+            await child.end(reach, blocking=True)
         raise
     finally:
         if child is not None:
             _steps.discard(child.proc.pid)
         _runs[0] -= 1
-        if window.forked or child is not None:
+        if reach.forked or child is not None:
             # What left the run's group and hid from the marker scan (a double fork with
             # an empty environment) is our child by now: found by parentage. Killed only
             # when no other run is going, since it cannot tell which run it came from.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import hashlib
 import json
 import os
@@ -21,18 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from lsp_verify import runner
 from lsp_verify.detect import Plan
 from lsp_verify.output import LINE_CAP, TAIL_CHARS, Tail
 from lsp_verify.problems.base import Problem
-from lsp_verify.runner import (
-    MARKER_VAR,
-    RunResult,
-    enable_subreaper,
-    reap_escaped,
-    run_plan,
-    timeout_marker,
-)
+from lsp_verify.reaper import MARKER_VAR, escapees, reap_escaped, set_subreaper
+from lsp_verify.runner import RunResult, run_plan, timeout_marker
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 
@@ -96,10 +88,10 @@ def token() -> Iterator[str]:
 @pytest.fixture(params=[False, True], ids=["plain", "subreaper"])
 def subreaper(request: pytest.FixtureRequest) -> Iterator[bool]:
     if request.param:
-        assert enable_subreaper()
+        assert set_subreaper(True)
     yield bool(request.param)
     if request.param:
-        runner._set_subreaper(False)
+        set_subreaper(False)
 
 
 async def until(predicate: object, timeout: float = 5.0) -> None:
@@ -288,85 +280,19 @@ async def test_marker_keeps_an_outer_runs_token(
     assert re.fullmatch(r"outer0:[0-9a-f]{32}", result.tail[0])
 
 
-@pytest.mark.parametrize(
-    ("last", "forks", "expected"),
-    [
-        (1010, 5020, list(range(1000, 1011))),  # no wrap, small: probe the range directly
-        (1900, 5020, [1005, 1900]),  # no wrap, wide: listed pids inside the range
-        (990, 5020, [1, 1005, 1900, 99999]),  # the counter wrapped: everything
-        (1010, 5000 + 16384, [1, 1005, 1900, 99999]),  # so many forks it may have wrapped
-    ],
-)
-def test_pid_window(
-    monkeypatch: pytest.MonkeyPatch, last: int, forks: int, expected: list[int]
-) -> None:
-    files = {"/proc/sys/kernel/pid_max": 32768, "/proc/sys/kernel/ns_last_pid": last}
-    monkeypatch.setattr(runner, "_int_from", files.get)
-    monkeypatch.setattr(runner, "_pid_max", None)
-    monkeypatch.setattr(runner, "_all_pids", lambda: [1, 1005, 1900, 99999])
-    monkeypatch.setattr(runner, "_forks_since_boot", lambda: 5000)
-    window = runner._PidWindow()
-    window.note(1000)
-    window.note(1003)  # only the first spawn counts
-    monkeypatch.setattr(runner, "_forks_since_boot", lambda: forks)
-    assert list(window.candidates()) == expected
-
-
-@pytest.mark.parametrize(
-    ("spawned", "forks_after", "alone"),
-    [
-        (1, 5001, True),  # only our step was forked since the window opened
-        (1, 5002, False),  # one more process somewhere: it may be the step's
-        (2, 5002, True),  # two npm steps, nothing else
-        (0, 5000, False),  # nothing spawned: no claim to make
-    ],
-)
-def test_nothing_else_forked(
-    monkeypatch: pytest.MonkeyPatch, spawned: int, forks_after: int, alone: bool
-) -> None:
-    monkeypatch.setattr(runner, "_forks_since_boot", lambda: 5000)
-    window = runner._PidWindow()
-    for pid in range(1000, 1000 + spawned):
-        window.note(pid)
-    monkeypatch.setattr(runner, "_forks_since_boot", lambda: forks_after)
-    assert window.nothing_else_forked() is alone
-
-
-def test_nothing_else_forked_without_the_counter(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "_forks_since_boot", lambda: None)
-    window = runner._PidWindow()
-    window.note(1000)
-    assert window.nothing_else_forked() is False
-
-
-def test_the_fork_counter_counts_a_spawn_once() -> None:
-    """What the fast path rests on: the kernel counts one fork for one spawned step. Other
-    processes on the machine may fork meanwhile, so one exact count in a few tries is it."""
-    seen = []
-    for _ in range(20):
-        before = runner._forks_since_boot()
-        subprocess.run(["/bin/sh", "-c", "exit 3"], check=False)
-        after = runner._forks_since_boot()
-        assert before is not None and after is not None
-        seen.append(after - before)
-        if after - before == 1:
-            break
-    assert 1 in seen, seen
-
-
 @pytest.mark.parametrize(("alone", "scans"), [(True, 0), (False, 1)])
 async def test_the_scan_for_escapees_is_skipped_only_when_nothing_forked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, alone: bool, scans: int
 ) -> None:
     calls: list[bytes] = []
-    real = runner._kill_escaped
+    real = escapees.kill_escaped
 
     async def counting(token: bytes, window: object, blocking: bool) -> int:
         calls.append(token)
         return await real(token, window, blocking)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner, "_kill_escaped", counting)
-    monkeypatch.setattr(runner._PidWindow, "nothing_else_forked", lambda self: alone)
+    monkeypatch.setattr(escapees, "kill_escaped", counting)
+    monkeypatch.setattr(escapees, "nothing_else_forked", lambda window: alone)
     result = await run(tmp_path, "exit 4")
     assert (result.outcome, result.exit_code) == ("failed", 4)
     assert len(calls) == scans
@@ -391,18 +317,6 @@ async def test_the_environment_is_read_again_when_it_changes(
     monkeypatch.delenv("LSP_VERIFY_TEST_VALUE")
     third = await run(tmp_path, "echo ${LSP_VERIFY_TEST_VALUE-unset}")
     assert (first.tail, second.tail, third.tail) == (("one",), ("two",), ("unset",))
-
-
-def test_enable_subreaper_sets_the_flag() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    flag = ctypes.c_int(-1)
-    try:
-        assert enable_subreaper()
-        assert enable_subreaper()  # idempotent
-        assert libc.prctl(37, ctypes.byref(flag), 0, 0, 0) == 0  # PR_GET_CHILD_SUBREAPER
-        assert flag.value == 1
-    finally:
-        runner._set_subreaper(False)
 
 
 # ------------------------------------------------------------------- results and errors

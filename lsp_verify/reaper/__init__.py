@@ -1,21 +1,28 @@
-"""Nothing a run starts outlives it, nor the process that started it (Linux).
+"""Nothing a run starts outlives it, nor the process that started it.
 
-Three mechanisms, each for what the one before cannot reach:
-- The process that runs commands (the server, `check`) is a child subreaper
-  (`prctl(PR_SET_CHILD_SUBREAPER)`): a run's descendant whose parent dies, a `setsid`
+Everywhere (macOS and other Unix systems) each step runs in a process group of its own,
+SIGKILLed (`kill_group`) on timeout and cancel, and its leftovers when the step exits by
+itself. A process that left the group with `setsid` can outlive the run there; the README
+says so.
+
+On Linux, for what the group kill cannot reach (`RunReach` drives both per run):
+- the run's marker in the environment of every process it starts, found by a scan of /proc
+  (`lsp_verify.reaper.escapees`);
+- parentage: the process that runs commands (the server, `check`) is a child subreaper
+  (`prctl(PR_SET_CHILD_SUBREAPER)`), so a run's descendant whose parent dies, a `setsid`
   daemon included, is re-parented to it rather than to init. Once it "claims its
   children", every child process it has that is not a step it is running is a run's
-  leftover, found by parentage alone: no marker in the environment is needed, so a
-  double-forked process that wiped its environment is found too. `sweep` kills those
-  (when no run is in flight) and reaps them, zombies included.
-- A keeper: `keep_behind` forks before the server starts. The parent (the pid the editor
+  leftover, found by parentage alone: a double-forked process that wiped its environment
+  is found too. `sweep` kills those (when no run is in flight) and reaps them, zombies
+  included;
+- a keeper: `keep_behind` forks before the server starts. The parent (the pid the editor
   started, and the one it may SIGKILL) waits for the server, the child. The server dies
   with its keeper (a parent-death signal, SIGTERM, which the server handles by killing its
   runs); the keeper is the subreaper above the server, so whatever a server killed with
   SIGKILL leaves behind is re-parented to the keeper, which kills it and exits with the
   server's status.
-- Elsewhere (macOS, other Unix systems) only the process group is killed: a process that
-  left the group with `setsid` can outlive the run there; the README says so.
+
+Imported before the keeper forks: light standard modules only.
 """
 
 from __future__ import annotations
@@ -25,7 +32,26 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+
+from lsp_verify.reaper import escapees
+from lsp_verify.reaper.escapees import MARKER_VAR, fd_readable, reap_escaped, wait_until
+
+__all__ = [
+    "MARKER_VAR",
+    "RunReach",
+    "claim_children",
+    "claimed",
+    "exit_fd",
+    "fd_readable",
+    "keep_behind",
+    "kill_group",
+    "reap_escaped",
+    "release_children",
+    "set_subreaper",
+    "sweep",
+    "wait_until",
+]
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -34,6 +60,79 @@ _PR_SET_CHILD_SUBREAPER = 36
 KEEPER_SWEEP_S = 2.0
 
 _claimed = False
+
+
+# ------------------------------------------------------------------------ everywhere
+
+
+def kill_group(pgid: int) -> bool:
+    """SIGKILL the process group `pgid`; False when that failed (it is gone already)."""
+    if sys.platform == "win32":
+        return False
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        return False
+    return True
+
+
+def exit_fd(pid: int) -> int | None:
+    """A file descriptor that becomes readable when the child `pid` exits (a pidfd), or
+    None where there is none: off Linux, on old kernels."""
+    return escapees.pidfd_open(pid)
+
+
+class RunReach:
+    """One run's reach over what it started: its marker, and the kills after each step.
+
+    The runner marks each step's environment (`environment`), says what it spawned
+    (`spawned`), and after each step calls `step_ended` (the step's leader exited or was
+    killed, and is not reaped yet) and then `step_reaped`.
+    """
+
+    def __init__(self) -> None:
+        self.run_id = os.urandom(16).hex()
+        self._token = self.run_id.encode()
+        self._window = escapees.PidWindow() if sys.platform == "linux" else None
+        self._alone = False
+        self.forked = False  # a step's end saw forks beyond the steps themselves
+
+    def environment(self, env: Mapping[str, str]) -> dict[str, str]:
+        """`env` with the run's marker. Appended to an outer run's when lsp-verify runs
+        inside a verify run (its own test suite): the outer run can still find and kill
+        what the inner one started."""
+        marked = dict(env)
+        outer = marked.get(MARKER_VAR)
+        marked[MARKER_VAR] = f"{outer}:{self.run_id}" if outer else self.run_id
+        return marked
+
+    def spawned(self, pid: int) -> None:
+        if self._window is not None:
+            self._window.note(pid)
+
+    async def step_ended(self, group: int, leader_reaped: bool, blocking: bool) -> None:
+        """Kill what is left of the step's group and, on Linux, whatever escaped it."""
+        window = self._window
+        # A step that started no process of its own (a shell builtin, an exec) leaves
+        # nothing to find: the group is its zombie alone, and the scans of /proc are skipped.
+        self._alone = window is not None and escapees.nothing_else_forked(window)
+        if self._alone:
+            return
+        self.forked = True
+        if not leader_reaped:
+            # Until the leader is reaped its pid still names the group, so this cannot
+            # reach a stranger that was given the same number.
+            kill_group(group)
+        if window is not None:
+            await escapees.kill_escaped(self._token, window, blocking)
+
+    def step_reaped(self, group: int) -> None:
+        """The step's leader is reaped: reap the zombies its session left to us."""
+        if self._window is not None and not self._alone:
+            escapees.reap_session_zombies(self._window, group)
+
+
+# ------------------------------------------------------------------ Linux: subreaper
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -58,8 +157,9 @@ def set_subreaper(on: bool) -> bool:
 
 def claim_children() -> bool:
     """Say that every child process of this one that is not a running step is a run's
-    leftover, and become their subreaper. For the server and `check`, which start no
-    process but runs; never for a process that has children of its own (a test suite)."""
+    leftover, and become their subreaper. For the server, `check` and the keeper, which
+    start no process but runs; never for a process that has children of its own (a test
+    suite)."""
     global _claimed
     _claimed = set_subreaper(True)
     return _claimed
@@ -97,56 +197,24 @@ def children() -> list[int]:
     if ok:
         return found
     me = os.getpid()
-    return [pid for pid in _all_pids() if _parent_of(pid) == me]
-
-
-def _all_pids() -> list[int]:
-    try:
-        return [int(n) for n in os.listdir("/proc") if n.isdigit()]
-    except OSError:
-        return []
-
-
-def _stat_fields(pid: int) -> list[bytes] | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    return data[data.rfind(b")") + 2 :].split()
-
-
-def _parent_of(pid: int) -> int | None:
-    fields = _stat_fields(pid)
-    try:
-        return int(fields[1]) if fields else None
-    except (IndexError, ValueError):
-        return None
-
-
-def _is_zombie(pid: int) -> bool:
-    fields = _stat_fields(pid)
-    return fields is None or fields[0] in (b"Z", b"X")
+    found = []
+    for pid in escapees.all_pids():
+        stat = escapees.proc_stat(pid)
+        if stat is not None and stat[1] == me:
+            found.append(pid)
+    return found
 
 
 def _kill(pid: int) -> None:
     """SIGKILL a child and, when it leads a process group, the whole group: a leftover
     `sh` and the job it runs go together, without waiting for a re-parenting round."""
+    if sys.platform == "win32":
+        return
     with contextlib.suppress(OSError):
         if os.getpgid(pid) == pid:
             os.killpg(pid, signal.SIGKILL)
     with contextlib.suppress(OSError):
         os.kill(pid, signal.SIGKILL)
-
-
-def _reap(pid: int) -> bool:
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    except OSError:
-        return False
-    return done == pid
 
 
 def sweep(spare: Collection[int] = (), kill: bool = True, wait_s: float = 0.5) -> int:
@@ -163,16 +231,16 @@ def sweep(spare: Collection[int] = (), kill: bool = True, wait_s: float = 0.5) -
         leftovers = [pid for pid in children() if pid not in spare]
         if not leftovers:
             return killed
-        live = [pid for pid in leftovers if not _is_zombie(pid)]
+        live = [pid for pid in leftovers if not escapees.dead(pid)]
         if live and not kill:
             leftovers = [pid for pid in leftovers if pid not in live]
             for pid in leftovers:
-                _reap(pid)
+                escapees.reap(pid)
             return killed
         for pid in live:
             _kill(pid)
         killed += len(live)
-        pending = [pid for pid in leftovers if not _reap(pid)]
+        pending = [pid for pid in leftovers if not escapees.reap(pid)]
         if time.monotonic() >= deadline:
             return killed
         if pending:
@@ -188,7 +256,7 @@ def keep_behind(standalone: bool = True) -> None:
 
     Called before anything heavy is imported and before any thread starts, so the fork is
     cheap and safe."""
-    if not standalone or sys.platform != "linux" or os.environ.get("LSP_VERIFY_NO_KEEPER"):
+    if sys.platform != "linux" or not standalone or os.environ.get("LSP_VERIFY_NO_KEEPER"):
         return
     keeper = os.getpid()
     read_end, write_end = os.pipe()
@@ -213,6 +281,8 @@ def keep_behind(standalone: bool = True) -> None:
 
 def _keep(server: int, ready: int) -> None:
     """The keeper's whole life: forward signals, wait for the server, clean up, exit."""
+    if sys.platform != "linux":
+        return
     set_subreaper(True)
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, lambda s, _frame: _forward(server, s))
