@@ -1,42 +1,47 @@
-"""Run a plan's command, or the snapshot of its manifest.
+"""Run ready steps and say what happened: a RunResult.
 
-One run: `sh -c COMMAND` (or the npm steps, each its own `sh -c`) in the folder, in a new
-session, stdin from /dev/null, stdout and stderr merged into one pipe that is read on the
-event loop as it arrives, into cleaned lines, a bounded tail and a sink (`lsp_verify.output`).
+Each step is `sh -c COMMAND` in its folder, in a new session, stdin from /dev/null, stdout
+and stderr merged into one pipe shared by the steps and read on the event loop as it
+arrives (`lsp_verify.output`). The steps run in order until one fails; one timeout covers
+them all. On timeout and cancel the step's group is killed, and whatever it left behind
+when it exits by itself; on Linux also what escaped the group (`lsp_verify.reaper`).
 
-Nothing the run started may outlive it. The group is SIGKILLed on timeout and cancel, and
-its leftovers when the command exits by itself; on Linux also what escaped the group
-(`lsp_verify.reaper`).
+The runner knows nothing of plans: `lsp_verify.steps` makes a plan into steps, and
+`lsp_verify.execute` runs them here.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import json
 import os
-import shlex
-import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from lsp_verify import reaper
-from lsp_verify.detect import Plan
 from lsp_verify.output import OutputReader
 from lsp_verify.problems.base import LineSink, NullSink, Problem
 from lsp_verify.record import Outcome, utc_iso
 
-__all__ = ["RunResult", "run_plan", "runs_in_flight", "timeout_marker"]
+__all__ = ["RunResult", "Step", "run_steps", "runs_in_flight", "timeout_marker"]
 
 # How long to wait for a SIGKILLed step to die, and for EOF once every writer we know of is
 # gone. Together they keep a timed-out run within timeout + 500 ms, even when a process we
 # cannot kill still holds the pipe.
 _KILL_WAIT_S = 0.2
 _EOF_GRACE_S = 0.1
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command to run as it stands: `sh -c command` in `cwd` with exactly `env`."""
+
+    command: str
+    env: Mapping[str, str]
+    cwd: str
 
 
 @dataclass(frozen=True)
@@ -51,128 +56,19 @@ class RunResult:
     started_at: str
     duration_ms: int
 
+    @classmethod
+    def unstarted(cls, outcome: Outcome, reason: str | None, *, shown: bool = False) -> RunResult:
+        """A run that started nothing. shown=True: the reason is its output, too."""
+        return cls(outcome, None, reason, (reason,) if shown and reason else (), (), _now(), 0)
+
+
+def _now() -> str:
+    return utc_iso(time.time())
+
 
 def timeout_marker(timeout_ms: int) -> str:
     """The exact last tail line of a timed-out run."""
     return f"[verify command timed out after {timeout_ms}ms and was killed]"
-
-
-# ---------------------------------------------------------------------- what to execute
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    steps: tuple[tuple[str, dict[str, str]], ...]
-    tmpdir: str | None = None
-    skip: str | None = None
-
-
-_environ_copy: tuple[dict[bytes, bytes], dict[str, str]] | None = None
-
-
-def _environment() -> dict[str, str]:
-    """A copy of os.environ for a run.
-
-    Decoding os.environ entry by entry costs more than the rest of a run's preparation, so
-    the decoded copy is kept, and made again only when the environment differs from the one
-    it was made from. CPython keeps the raw environment as a dict of bytes; where it does
-    not, the copy is made every time."""
-    global _environ_copy
-    raw = getattr(os.environ, "_data", None)
-    if not isinstance(raw, dict):
-        return dict(os.environ)
-    kept = _environ_copy
-    if kept is None or kept[0] != raw:
-        kept = (dict(raw), dict(os.environ))
-        _environ_copy = kept
-    return dict(kept[1])
-
-
-def _prepare(plan: Plan) -> _Prepared:
-    """The commands and environments to run; may raise OSError (snapshot files)."""
-    assert plan.command is not None
-    env = _environment()
-    env.update(plan.env)
-
-    if plan.runner == "npm":
-        names = _npm_step_names(plan)
-        env["PATH"] = (
-            os.path.join(plan.folder, "node_modules", ".bin")
-            + os.pathsep
-            + env.get("PATH", os.defpath)
-        )
-        env["INIT_CWD"] = plan.folder
-        steps = []
-        for name, script in zip(names, plan.steps):
-            step_env = dict(env)
-            step_env["npm_lifecycle_event"] = name
-            step_env["npm_lifecycle_script"] = script
-            steps.append((script, step_env))
-        return _Prepared(tuple(steps))
-
-    snapshot_run = plan.runner == "make" or (
-        plan.runner == "pytest" and plan.manifest == "pytest.ini"
-    )
-    if snapshot_run and plan.snapshot is not None and plan.manifest is not None:
-        import tempfile  # here: most runs have no snapshot, and the server stays smaller
-
-        tmpdir = tempfile.mkdtemp(prefix="lsp-verify-")  # 0700: the snapshot is private
-        try:
-            # The same file name keeps make's and pytest's own reading of it (pytest treats a
-            # file named pytest.ini differently from other .ini files).
-            path = os.path.join(tmpdir, os.path.basename(plan.manifest))
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as f:
-                f.write(plan.snapshot)
-        except BaseException:
-            shutil.rmtree(tmpdir, ignore_errors=True)
-            raise
-        if plan.runner == "make":
-            command = f"make -f {shlex.quote(path)} test"
-        else:
-            command = f"{plan.command} -c {shlex.quote(path)} --rootdir {shlex.quote(plan.folder)}"
-        return _Prepared(((command, env),), tmpdir=tmpdir)
-
-    manifest = plan.manifest
-    if (
-        manifest is not None
-        and plan.fingerprint is not None
-        and _fingerprint(os.path.join(plan.folder, manifest)) != plan.fingerprint
-    ):
-        return _Prepared((), skip=f"manifest changed: {manifest}")
-    return _Prepared(((plan.command, env),))
-
-
-def _npm_step_names(plan: Plan) -> list[str]:
-    """Which lifecycle script each step is: the existing ones of pretest/test/posttest."""
-    count = len(plan.steps)
-    if plan.snapshot is not None:
-        try:
-            data = json.loads(plan.snapshot)
-        except (ValueError, RecursionError):
-            data = None
-        scripts = data.get("scripts") if isinstance(data, dict) else None
-        if isinstance(scripts, dict):
-            names = [n for n in ("pretest", "test", "posttest") if isinstance(scripts.get(n), str)]
-            if len(names) == count:
-                return names
-    # Without a readable snapshot only the count is known; "test" always exists.
-    by_count = {1: ["test"], 2: ["pretest", "test"], 3: ["pretest", "test", "posttest"]}
-    return by_count.get(count, ["test"] * count)
-
-
-def _fingerprint(path: str) -> str | None:
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 16), b""):
-                digest.update(block)
-    except OSError:
-        return None
-    return "sha256:" + digest.hexdigest()
-
-
-# ---------------------------------------------------------------------- the steps
 
 
 class _Child:
@@ -260,8 +156,6 @@ class _Child:
         return killed
 
 
-# ---------------------------------------------------------------------------- the run
-
 # The pids of the steps running now (their exit status is still to be read), and how many
 # runs are in flight in this process: what `reaper.sweep` must spare and when it may kill.
 _steps: set[int] = set()
@@ -279,8 +173,8 @@ def _exit_code(returncode: int | None) -> int | None:
     return 128 - returncode if returncode < 0 else returncode
 
 
-async def run_plan(
-    plan: Plan,
+async def run_steps(
+    steps: Sequence[Step],
     *,
     timeout_ms: int,
     tail_lines: int,
@@ -289,47 +183,18 @@ async def run_plan(
     cancel: asyncio.Event | None = None,
     on_spawn: Callable[[int], None] | None = None,
 ) -> RunResult:
-    """Run the plan's command(s) in its folder and say what happened.
+    """Run `steps` in order until one fails, within one timeout, and say what happened.
 
-    Never raises for what a user can cause (missing folder or command, changed manifest):
-    those are results. If the awaiting task is cancelled, the process group and every
-    escaped descendant are killed before CancelledError propagates.
+    Never raises for what a user can cause (a missing folder or command): those are
+    results. If the awaiting task is cancelled, the process group and every escaped
+    descendant are killed before CancelledError propagates.
     """
+    if cancel is not None and cancel.is_set():
+        return RunResult.unstarted("cancelled", None)
     loop = asyncio.get_running_loop()
     started = time.time()  # formatted when the run is over: the spawn comes first
     t0 = time.monotonic()
     sink = sink if sink is not None else NullSink()
-    tail_lines = max(1, tail_lines)
-
-    def result(
-        outcome: Outcome,
-        exit_code: int | None = None,
-        reason: str | None = None,
-        tail: Sequence[str] = (),
-        problems: tuple[Problem, ...] = (),
-    ) -> RunResult:
-        duration_ms = int((time.monotonic() - t0) * 1000)
-        return RunResult(
-            outcome, exit_code, reason, tuple(tail), problems, utc_iso(started), duration_ms
-        )
-
-    def not_started(why: str) -> RunResult:
-        return result("failed", reason=why, tail=[why])
-
-    if plan.command is None:
-        return result("skipped", reason=f"no plan: {plan.reason}")
-    if cancel is not None and cancel.is_set():
-        return result("cancelled")
-    if not os.path.isdir(plan.folder):
-        return not_started(f"folder not found: {plan.folder}")
-
-    try:
-        prepared = _prepare(plan)
-    except OSError as e:
-        return not_started(f"could not prepare the run: {e}")
-    if prepared.skip is not None:
-        return result("skipped", reason=prepared.skip)
-
     reach = reaper.RunReach()
     deadline = loop.time() + timeout_ms / 1000
     # One pipe for every step, its write end held here until the last step is done: a step's
@@ -337,18 +202,16 @@ async def run_plan(
     try:
         read_fd, write_fd = os.pipe()
     except OSError as e:
-        if prepared.tmpdir is not None:
-            shutil.rmtree(prepared.tmpdir, ignore_errors=True)
-        return not_started(f"could not start the command: {e}")
+        return RunResult.unstarted("failed", f"could not start the command: {e}", shown=True)
     os.set_blocking(read_fd, False)
     _runs[0] += 1
-    out = OutputReader(loop, read_fd, tail_lines, sink, on_line)
+    out = OutputReader(loop, read_fd, max(1, tail_lines), sink, on_line)
     child: _Child | None = None
     outcome: Outcome = "passed"
     exit_code: int | None = 0
     reason: str | None = None
     try:
-        for command, env in prepared.steps:
+        for step in steps:
             if cancel is not None and cancel.is_set():
                 outcome, exit_code = "cancelled", None
                 break
@@ -357,9 +220,9 @@ async def run_plan(
                 break
             try:
                 proc = subprocess.Popen(
-                    ["/bin/sh", "-c", command],
-                    cwd=plan.folder,
-                    env=reach.environment(env),
+                    ["/bin/sh", "-c", step.command],
+                    cwd=step.cwd,
+                    env=reach.environment(step.env),
                     stdin=subprocess.DEVNULL,
                     stdout=write_fd,
                     stderr=subprocess.STDOUT,
@@ -420,9 +283,9 @@ async def run_plan(
         out.close()
         if write_fd >= 0:
             os.close(write_fd)
-        if prepared.tmpdir is not None:
-            shutil.rmtree(prepared.tmpdir, ignore_errors=True)
 
     if outcome == "timed-out":
         out.tail.append(timeout_marker(timeout_ms))
-    return result(outcome, exit_code, reason, out.tail.lines(), out.finish_sink())
+    tail, problems = out.tail.lines(), out.finish_sink()
+    duration_ms = int((time.monotonic() - t0) * 1000)
+    return RunResult(outcome, exit_code, reason, tail, problems, utc_iso(started), duration_ms)

@@ -1,4 +1,5 @@
-"""The process runner: lines, kills, npm steps, manifest snapshots."""
+"""Runs of a plan, end to end (steps, runner, reaper, output): kills, results, the tail,
+npm steps, manifest snapshots."""
 
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ from pathlib import Path
 import pytest
 
 from lsp_verify.detect import Plan
+from lsp_verify.execute import run_plan
 from lsp_verify.output import LINE_CAP, TAIL_CHARS, Tail
 from lsp_verify.problems.base import Problem
 from lsp_verify.reaper import MARKER_VAR, escapees, reap_escaped, set_subreaper
-from lsp_verify.runner import RunResult, run_plan, timeout_marker
+from lsp_verify.runner import RunResult, timeout_marker
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 
