@@ -27,6 +27,7 @@ from lsp_verify.output import LINE_CAP, TAIL_CHARS, Tail
 from lsp_verify.problems.base import Problem
 from lsp_verify.reaper import MARKER_VAR, escapees, reap_escaped, set_subreaper
 from lsp_verify.runner import RunResult, timeout_marker
+from tests.procs import alive
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 
@@ -57,24 +58,6 @@ async def run(folder: Path | str, command: str, **kw: object) -> RunResult:
 
 def sha(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def alive(token: str) -> list[int]:
-    """Non-zombie processes with `token` as one of their arguments."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-            with open(f"/proc/{name}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if token.encode() in argv and state not in (b"Z", b"X"):
-            found.append(int(name))
-    return found
 
 
 @pytest.fixture

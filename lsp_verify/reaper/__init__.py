@@ -3,7 +3,7 @@
 Everywhere (macOS and other Unix systems) each step runs in a process group of its own,
 SIGKILLed (`kill_group`) on timeout and cancel, and its leftovers when the step exits by
 itself. A process that left the group with `setsid` can outlive the run there; the README
-says so.
+says so. `GROUP_KILL_ONLY` takes that path on Linux too.
 
 On Linux, for what the group kill cannot reach (`RunReach` drives both per run):
 - the run's marker in the environment of every process it starts, found by a scan of /proc
@@ -38,6 +38,7 @@ from lsp_verify.reaper import escapees
 from lsp_verify.reaper.escapees import MARKER_VAR, fd_readable, reap_escaped, wait_until
 
 __all__ = [
+    "GROUP_KILL_ONLY",
     "MARKER_VAR",
     "RunReach",
     "claim_children",
@@ -53,6 +54,10 @@ __all__ = [
     "wait_until",
 ]
 
+# True: on Linux too, only the process group is killed, as on macOS and other Unix systems.
+# For the tests of that path; nothing in the package sets it.
+GROUP_KILL_ONLY = False
+
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -60,6 +65,10 @@ _PR_SET_CHILD_SUBREAPER = 36
 KEEPER_SWEEP_S = 2.0
 
 _claimed = False
+
+
+def _chases_escapees() -> bool:
+    return sys.platform == "linux" and not GROUP_KILL_ONLY
 
 
 # ------------------------------------------------------------------------ everywhere
@@ -78,8 +87,8 @@ def kill_group(pgid: int) -> bool:
 
 def exit_fd(pid: int) -> int | None:
     """A file descriptor that becomes readable when the child `pid` exits (a pidfd), or
-    None where there is none: off Linux, on old kernels."""
-    return escapees.pidfd_open(pid)
+    None where there is none: off Linux, on the group-kill-only path, on old kernels."""
+    return None if GROUP_KILL_ONLY else escapees.pidfd_open(pid)
 
 
 class RunReach:
@@ -93,7 +102,7 @@ class RunReach:
     def __init__(self) -> None:
         self.run_id = os.urandom(16).hex()
         self._token = self.run_id.encode()
-        self._window = escapees.PidWindow() if sys.platform == "linux" else None
+        self._window = escapees.PidWindow() if _chases_escapees() else None
         self._alone = False
         self.forked = False  # a step's end saw forks beyond the steps themselves
 
@@ -223,7 +232,7 @@ def sweep(spare: Collection[int] = (), kill: bool = True, wait_s: float = 0.5) -
     `spare`: the pids of steps still running (their exit status is still to be read).
     Killing a leftover hands its own children to us, the subreaper: they are taken in the
     next round, until none is left or `wait_s` has passed. Returns how many were killed."""
-    if not _claimed:
+    if not _claimed or not _chases_escapees():
         return 0
     killed = 0
     deadline = time.monotonic() + wait_s
