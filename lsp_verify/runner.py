@@ -7,7 +7,7 @@ them all. On timeout and cancel the step's group is killed, and whatever it left
 when it exits by itself; on Linux also what escaped the group (`lsp_verify.reaper`).
 
 The runner knows nothing of plans: `lsp_verify.steps` makes a plan into steps, and
-`lsp_verify.execute` runs them here.
+`lsp_verify.execute` runs them here. On Windows nothing runs: the result says to use WSL.
 """
 
 from __future__ import annotations
@@ -26,7 +26,12 @@ from lsp_verify.output import OutputReader
 from lsp_verify.problems.base import LineSink, NullSink, Problem
 from lsp_verify.record import Outcome, utc_iso
 
-__all__ = ["RunResult", "Step", "run_steps", "runs_in_flight", "timeout_marker"]
+__all__ = ["NEEDS_UNIX", "RunResult", "Step", "run_steps", "runs_in_flight", "timeout_marker"]
+
+# What a run on Windows says, and all it does.
+NEEDS_UNIX = (
+    "running commands needs Linux, macOS or another Unix system; on Windows, run lsp-verify in WSL"
+)
 
 # How long to wait for a SIGKILLed step to die, and for EOF once every writer we know of is
 # gone. Together they keep a timed-out run within timeout + 500 ms, even when a process we
@@ -189,6 +194,8 @@ async def run_steps(
     results. If the awaiting task is cancelled, the process group and every escaped
     descendant are killed before CancelledError propagates.
     """
+    if sys.platform == "win32":
+        return RunResult.unstarted("failed", NEEDS_UNIX, shown=True)
     if cancel is not None and cancel.is_set():
         return RunResult.unstarted("cancelled", None)
     loop = asyncio.get_running_loop()

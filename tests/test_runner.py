@@ -26,7 +26,7 @@ from lsp_verify.execute import run_plan
 from lsp_verify.output import LINE_CAP, TAIL_CHARS, Tail
 from lsp_verify.problems.base import Problem
 from lsp_verify.reaper import MARKER_VAR, escapees, reap_escaped, set_subreaper
-from lsp_verify.runner import RunResult, timeout_marker
+from lsp_verify.runner import NEEDS_UNIX, RunResult, timeout_marker
 from tests.procs import alive
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
@@ -367,6 +367,17 @@ async def test_no_plan_is_skipped(tmp_path: Path) -> None:
     )
     assert (result.outcome, result.exit_code) == ("skipped", None)
     assert result.reason is not None and "nothing found" in result.reason
+
+
+async def test_on_windows_nothing_runs_and_the_result_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "platform", "win32")
+    result = await run(tmp_path, "touch ran")
+    assert (result.outcome, result.exit_code, result.reason) == ("failed", None, NEEDS_UNIX)
+    assert result.tail == (NEEDS_UNIX,)
+    assert "WSL" in NEEDS_UNIX
+    assert not (tmp_path / "ran").exists()
 
 
 class Recorder:
