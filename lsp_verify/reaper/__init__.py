@@ -42,13 +42,11 @@ __all__ = [
     "MARKER_VAR",
     "RunReach",
     "claim_children",
-    "claimed",
     "exit_fd",
     "fd_readable",
     "keep_behind",
     "kill_group",
     "reap_escaped",
-    "release_children",
     "set_subreaper",
     "sweep",
     "wait_until",
@@ -100,8 +98,8 @@ class RunReach:
     """
 
     def __init__(self) -> None:
-        self.run_id = os.urandom(16).hex()
-        self._token = self.run_id.encode()
+        self._run_id = os.urandom(16).hex()
+        self._token = self._run_id.encode()
         self._window = escapees.PidWindow() if _chases_escapees() else None
         self._alone = False
         self.forked = False  # a step's end saw forks beyond the steps themselves
@@ -112,7 +110,7 @@ class RunReach:
         what the inner one started."""
         marked = dict(env)
         outer = marked.get(MARKER_VAR)
-        marked[MARKER_VAR] = f"{outer}:{self.run_id}" if outer else self.run_id
+        marked[MARKER_VAR] = f"{outer}:{self._run_id}" if outer else self._run_id
         return marked
 
     def spawned(self, pid: int) -> None:
@@ -171,16 +169,6 @@ def claim_children() -> bool:
     suite)."""
     global _claimed
     _claimed = set_subreaper(True)
-    return _claimed
-
-
-def release_children() -> None:
-    global _claimed
-    _claimed = False
-    set_subreaper(False)
-
-
-def claimed() -> bool:
     return _claimed
 
 
