@@ -42,7 +42,8 @@ _EOF_GRACE_S = 0.1
 
 @dataclass(frozen=True)
 class Step:
-    """One command to run as it stands: `sh -c command` in `cwd` with exactly `env`."""
+    """One command to run as it stands: `sh -c command` in `cwd` with `env`, to which the
+    runner adds only the run's marker (`reaper.MARKER_VAR`)."""
 
     command: str
     env: Mapping[str, str]
@@ -64,11 +65,8 @@ class RunResult:
     @classmethod
     def unstarted(cls, outcome: Outcome, reason: str | None, *, shown: bool = False) -> RunResult:
         """A run that started nothing. shown=True: the reason is its output, too."""
-        return cls(outcome, None, reason, (reason,) if shown and reason else (), (), _now(), 0)
-
-
-def _now() -> str:
-    return utc_iso(time.time())
+        tail = (reason,) if shown and reason else ()
+        return cls(outcome, None, reason, tail, (), utc_iso(time.time()), 0)
 
 
 def timeout_marker(timeout_ms: int) -> str:

@@ -5,9 +5,9 @@ SIGKILLed (`kill_group`) on timeout and cancel, and its leftovers when the step 
 itself. A process that left the group with `setsid` can outlive the run there; the README
 says so. `GROUP_KILL_ONLY` takes that path on Linux too.
 
-On Linux, for what the group kill cannot reach (`RunReach` drives both per run):
+On Linux, for what the group kill cannot reach:
 - the run's marker in the environment of every process it starts, found by a scan of /proc
-  (`lsp_verify.reaper.escapees`);
+  after each step (`RunReach`, with `lsp_verify.reaper.escapees`);
 - parentage: the process that runs commands (the server, `check`) is a child subreaper
   (`prctl(PR_SET_CHILD_SUBREAPER)`), so a run's descendant whose parent dies, a `setsid`
   daemon included, is re-parented to it rather than to init. Once it "claims its
