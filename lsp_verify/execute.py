@@ -13,7 +13,7 @@ from lsp_verify.detect import Plan
 from lsp_verify.problems import make_sink
 from lsp_verify.problems.base import LineSink
 from lsp_verify.record import Record, Trigger, record_for_plan
-from lsp_verify.runner import RunResult, run_steps
+from lsp_verify.runner import Hooks, RunResult, run_steps
 from lsp_verify.settings import Settings
 from lsp_verify.steps import prepared
 
@@ -47,14 +47,9 @@ async def run_plan(
     with ready:
         if ready.skip is not None:
             return RunResult.unstarted("skipped", ready.skip)
+        hooks = Hooks(sink, on_line, on_spawn, cancel)
         return await run_steps(
-            ready.steps,
-            timeout_ms=timeout_ms,
-            tail_lines=tail_lines,
-            sink=sink,
-            on_line=on_line,
-            cancel=cancel,
-            on_spawn=on_spawn,
+            ready.steps, timeout_ms=timeout_ms, tail_lines=tail_lines, hooks=hooks
         )
 
 

@@ -26,7 +26,15 @@ from lsp_verify.output import OutputReader
 from lsp_verify.problems.base import LineSink, NullSink, Problem
 from lsp_verify.record import Outcome, utc_iso
 
-__all__ = ["NEEDS_UNIX", "RunResult", "Step", "run_steps", "runs_in_flight", "timeout_marker"]
+__all__ = [
+    "NEEDS_UNIX",
+    "Hooks",
+    "RunResult",
+    "Step",
+    "run_steps",
+    "runs_in_flight",
+    "timeout_marker",
+]
 
 # What a run on Windows says, and all it does.
 NEEDS_UNIX = (
@@ -48,6 +56,20 @@ class Step:
     command: str
     env: Mapping[str, str]
     cwd: str
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What a caller plugs into a run: a sink and a callback that get each output line, a
+    callback told the pid of each step it starts, and an event that cancels it."""
+
+    sink: LineSink | None = None
+    on_line: Callable[[str], None] | None = None
+    on_spawn: Callable[[int], None] | None = None
+    cancel: asyncio.Event | None = None
+
+
+_NO_HOOKS = Hooks()
 
 
 @dataclass(frozen=True)
@@ -181,10 +203,7 @@ async def run_steps(
     *,
     timeout_ms: int,
     tail_lines: int,
-    sink: LineSink | None = None,
-    on_line: Callable[[str], None] | None = None,
-    cancel: asyncio.Event | None = None,
-    on_spawn: Callable[[int], None] | None = None,
+    hooks: Hooks = _NO_HOOKS,
 ) -> RunResult:
     """Run `steps` in order until one fails, within one timeout, and say what happened.
 
@@ -194,12 +213,13 @@ async def run_steps(
     """
     if sys.platform == "win32":
         return RunResult.unstarted("failed", NEEDS_UNIX, shown=True)
+    cancel, on_spawn = hooks.cancel, hooks.on_spawn
     if cancel is not None and cancel.is_set():
         return RunResult.unstarted("cancelled", None)
     loop = asyncio.get_running_loop()
     started = time.time()  # formatted when the run is over: the spawn comes first
     t0 = time.monotonic()
-    sink = sink if sink is not None else NullSink()
+    sink = hooks.sink if hooks.sink is not None else NullSink()
     reach = reaper.RunReach()
     deadline = loop.time() + timeout_ms / 1000
     # One pipe for every step, its write end held here until the last step is done: a step's
@@ -210,7 +230,7 @@ async def run_steps(
         return RunResult.unstarted("failed", f"could not start the command: {e}", shown=True)
     os.set_blocking(read_fd, False)
     _runs[0] += 1
-    out = OutputReader(loop, read_fd, max(1, tail_lines), sink, on_line)
+    out = OutputReader(loop, read_fd, max(1, tail_lines), sink, hooks.on_line)
     child: _Child | None = None
     outcome: Outcome = "passed"
     exit_code: int | None = 0

@@ -18,7 +18,7 @@ import pytest
 
 from lsp_verify import reaper
 from lsp_verify.reaper import escapees, set_subreaper
-from lsp_verify.runner import Step, run_steps, timeout_marker
+from lsp_verify.runner import Hooks, Step, run_steps, timeout_marker
 from tests.procs import alive, unique_sleep
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
@@ -143,7 +143,8 @@ async def test_group_kill_only_kills_the_group_on_cancel_but_not_a_setsid_escape
     cancel = asyncio.Event()
     command = leaving_two(in_group, escaped) + f"sleep {in_group}"
     step = Step(command, dict(os.environ), str(tmp_path))
-    task = asyncio.ensure_future(run_steps([step], timeout_ms=10_000, tail_lines=5, cancel=cancel))
+    hooks = Hooks(cancel=cancel)
+    task = asyncio.ensure_future(run_steps([step], timeout_ms=10_000, tail_lines=5, hooks=hooks))
     await until(lambda: len(alive(in_group)) == 2 and len(alive(escaped)) == 1)
     cancel.set()
     result = await asyncio.wait_for(task, 2)
