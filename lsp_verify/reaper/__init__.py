@@ -22,7 +22,8 @@ On Linux, for what the group kill cannot reach:
   SIGKILL leaves behind is re-parented to the keeper, which kills it and exits with the
   server's status.
 
-Imported before the keeper forks: light standard modules only.
+Imported before the keeper forks: light standard modules only. `escapees` is imported where
+it is first needed (a run, a sweep), so that the keeper does not carry it.
 """
 
 from __future__ import annotations
@@ -32,10 +33,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Collection, Mapping
-
-from lsp_verify.reaper import escapees
-from lsp_verify.reaper.escapees import MARKER_VAR, fd_readable, reap_escaped, wait_until
+from collections.abc import Callable, Collection, Mapping
 
 __all__ = [
     "GROUP_KILL_ONLY",
@@ -46,11 +44,12 @@ __all__ = [
     "fd_readable",
     "keep_behind",
     "kill_group",
-    "reap_escaped",
     "set_subreaper",
     "sweep",
     "wait_until",
 ]
+
+MARKER_VAR = "LSP_VERIFY_RUN"
 
 # True: on Linux too, only the process group is killed, as on macOS and other Unix systems.
 # For the tests of that path; nothing in the package sets it.
@@ -83,9 +82,40 @@ def kill_group(pgid: int) -> bool:
     return True
 
 
+async def wait_until(done: Callable[[], bool], timeout: float, blocking: bool) -> bool:
+    """Poll `done` with a short backoff. blocking=True never suspends: it is the path for a
+    task that is being cancelled, where another await could be interrupted half-way."""
+    import asyncio  # loaded by the caller already; not before the keeper forks
+
+    deadline = time.monotonic() + timeout
+    delay = 0.0002
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        if blocking:
+            time.sleep(delay)
+        else:
+            await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.01)
+    return True
+
+
+def fd_readable(fd: int) -> bool:
+    """True when a poll of `fd` (a pidfd) finds it readable now."""
+    if sys.platform == "win32":
+        return False
+    import select  # here: a module the keeper never needs
+
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
+
+
 def exit_fd(pid: int) -> int | None:
     """A file descriptor that becomes readable when the child `pid` exits (a pidfd), or
     None where there is none: off Linux, on the group-kill-only path, on old kernels."""
+    from lsp_verify.reaper import escapees
+
     return None if GROUP_KILL_ONLY else escapees.pidfd_open(pid)
 
 
@@ -98,6 +128,8 @@ class RunReach:
     """
 
     def __init__(self) -> None:
+        from lsp_verify.reaper import escapees
+
         self._run_id = os.urandom(16).hex()
         self._token = self._run_id.encode()
         self._window = escapees.PidWindow() if _chases_escapees() else None
@@ -119,6 +151,8 @@ class RunReach:
 
     async def step_ended(self, group: int, leader_reaped: bool, blocking: bool) -> None:
         """Kill what is left of the step's group and, on Linux, whatever escaped it."""
+        from lsp_verify.reaper import escapees
+
         window = self._window
         # A step that started no process of its own (a shell builtin, an exec) leaves
         # nothing to find: the group is its zombie alone, and the scans of /proc are skipped.
@@ -135,6 +169,8 @@ class RunReach:
 
     def step_reaped(self, group: int) -> None:
         """The step's leader is reaped: reap the zombies its session left to us."""
+        from lsp_verify.reaper import escapees
+
         if self._window is not None and not self._alone:
             escapees.reap_session_zombies(self._window, group)
 
@@ -193,6 +229,8 @@ def children() -> list[int]:
             break
     if ok:
         return found
+    from lsp_verify.reaper import escapees
+
     me = os.getpid()
     found = []
     for pid in escapees.all_pids():
@@ -222,6 +260,8 @@ def sweep(spare: Collection[int] = (), kill: bool = True, wait_s: float = 0.5) -
     next round, until none is left or `wait_s` has passed. Returns how many were killed."""
     if not _claimed or not _chases_escapees():
         return 0
+    from lsp_verify.reaper import escapees
+
     killed = 0
     deadline = time.monotonic() + wait_s
     while True:

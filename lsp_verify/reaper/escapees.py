@@ -9,7 +9,8 @@ die and reaps those that are this process's children (a subreaper inherits what 
 says nothing but the steps themselves was created.
 
 Also the small /proc and pidfd readers the rest of the reaper uses. Off Linux every
-function here finds nothing and kills nothing.
+function here finds nothing and kills nothing. Imported when first needed, not before the
+keeper forks: the keeper stays as small as it was.
 """
 
 from __future__ import annotations
@@ -17,35 +18,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import select
 import signal
 import sys
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-MARKER_VAR = "LSP_VERIFY_RUN"
+from lsp_verify.reaper import MARKER_VAR, fd_readable, wait_until
 
 # How long to wait for marked processes to die once SIGKILLed, and how often to scan again.
 _VICTIM_WAIT_S = 0.1
 _SCAN_ROUNDS = 3  # a marked process may fork between our scan and our kill: look again
-
-
-async def wait_until(done: Callable[[], bool], timeout: float, blocking: bool) -> bool:
-    """Poll `done` with a short backoff. blocking=True never suspends: it is the path for a
-    task that is being cancelled, where another await could be interrupted half-way."""
-    import asyncio  # already loaded by the caller; not before the keeper forks
-
-    deadline = time.monotonic() + timeout
-    delay = 0.0002
-    while not done():
-        if time.monotonic() >= deadline:
-            return False
-        if blocking:
-            time.sleep(delay)
-        else:
-            await asyncio.sleep(delay)
-        delay = min(delay * 2, 0.01)
-    return True
 
 
 # ----------------------------------------------------------------------------- /proc
@@ -192,14 +173,6 @@ def pidfd_open(pid: int) -> int | None:
         if e.errno in (errno.ENOSYS, errno.EPERM):  # old kernel, or a seccomp filter
             _pidfd_works = False
         return None
-
-
-def fd_readable(fd: int) -> bool:
-    if sys.platform == "win32":
-        return False
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(0))
 
 
 # ------------------------------------------------------------------------ the scan
