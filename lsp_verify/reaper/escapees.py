@@ -6,7 +6,7 @@ reads /proc/<pid>/environ, only within the pids the run can have used (`PidWindo
 the marked processes through pidfds (a reused pid never gets the signal), waits for them to
 die and reaps those that are this process's children (a subreaper inherits what it kills).
 `nothing_else_forked` is the one shortcut: it skips the scan when the kernel's fork counter
-says nothing but the steps themselves was created.
+says that nothing was created but the steps themselves.
 
 Also the small /proc and pidfd readers the rest of the reaper uses. Off Linux every
 function here finds nothing and kills nothing. Imported when first needed, not before the
