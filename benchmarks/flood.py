@@ -15,8 +15,8 @@ import tempfile
 import time
 
 from lsp_verify.detect import command_plan
+from lsp_verify.execute import run_plan
 from lsp_verify.problems.base import Problem
-from lsp_verify.runner import run_plan
 
 
 def status_kib(field: str) -> int:

@@ -124,7 +124,7 @@ class Client:
 
     def server_pid(self) -> int:
         """The process that serves: on Linux lsp-verify forks at start, and the pid the
-        editor started stays behind as the server's keeper (lsp_verify/reaper.py)."""
+        editor started stays behind as the server's keeper (lsp_verify/reaper)."""
         try:
             with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as handle:
                 children = [int(p) for p in handle.read().split()]

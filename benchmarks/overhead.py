@@ -17,7 +17,7 @@ import tempfile
 import time
 
 from lsp_verify.detect import command_plan
-from lsp_verify.runner import run_plan
+from lsp_verify.execute import run_plan
 
 
 def percentile(values: list[float], fraction: float) -> float:

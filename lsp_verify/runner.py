@@ -1,88 +1,75 @@
-"""Run a plan's command, or the snapshot of its manifest.
+"""Run ready steps and say what happened: a RunResult.
 
-One run: `sh -c COMMAND` (or the npm steps, each its own `sh -c`) in the folder, in a new
-session, stdin from /dev/null, stdout and stderr merged into one pipe that is read on the
-event loop as it arrives. The output becomes cleaned lines (UTF-8 with replacement, no ANSI
-escapes, carriage-return progress collapsed) kept in a bounded tail (`Tail`: tailLines lines and
-never more than TAIL_CHARS characters) and fed to a sink, so memory stays flat however much the
-command prints.
+Each step is `sh -c COMMAND` in its folder, in a new session, stdin from /dev/null, stdout
+and stderr merged into one pipe shared by the steps and read on the event loop as it
+arrives (`lsp_verify.output`). The steps run in order until one fails; one timeout covers
+them all. On timeout and cancel the step's group is killed, and whatever it left behind
+when it exits by itself; on Linux also what escaped the group (`lsp_verify.reaper`).
 
-Nothing the run started may outlive it. The group is SIGKILLed on timeout and cancel, and
-its leftovers when the command exits by itself. Descendants that left the group (`setsid`,
-double forks) are found by a marker in their environment, `LSP_VERIFY_RUN`, and killed too;
-where the server is a child subreaper they are its children by then and are reaped.
+The runner knows nothing of plans: `lsp_verify.steps` makes a plan into steps, and
+`lsp_verify.execute` runs them here. On Windows nothing runs: the result says to use WSL.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
-import errno
-import hashlib
-import json
-import logging
 import os
-import re
-import select
-import shlex
-import shutil
-import signal
 import subprocess
 import sys
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from lsp_verify import reaper
-from lsp_verify.detect import Plan
+from lsp_verify.output import OutputReader
 from lsp_verify.problems.base import LineSink, NullSink, Problem
 from lsp_verify.record import Outcome, utc_iso
 
 __all__ = [
-    "LINE_CAP",
-    "MARKER_VAR",
-    "TAIL_CHARS",
-    "LineCleaner",
+    "NEEDS_UNIX",
+    "Hooks",
     "RunResult",
-    "Tail",
-    "enable_subreaper",
-    "reap_escaped",
-    "run_plan",
+    "Step",
+    "run_steps",
+    "runs_in_flight",
     "timeout_marker",
 ]
 
-log = logging.getLogger(__name__)
-
-MARKER_VAR = "LSP_VERIFY_RUN"
-# A pending line longer than this is cut: a command that prints gigabytes without a newline
-# must not cost gigabytes. 64 KiB still shows any real message whole.
-LINE_CAP = 64 * 1024
-# The tail never holds more than this many characters, whatever tailLines says: it ends up
-# in the summary diagnostic and the record, and a repository may set tailLines to 100 000.
-TAIL_CHARS = 40_000
-_TAIL_NOTE = f"[earlier output cut: the tail keeps the last {TAIL_CHARS} characters]"
-_READ_SIZE = 64 * 1024  # the default pipe capacity on Linux: one read empties a full pipe
-
-# How long to wait for SIGKILLed processes to die, and for EOF once every writer we know of
-# is gone. Together they keep a timed-out run within timeout + 500 ms, even when a
-# process we cannot kill still holds the pipe.
-_KILL_WAIT_S = 0.2
-_VICTIM_WAIT_S = 0.1
-_EOF_GRACE_S = 0.1
-_SCAN_ROUNDS = 3  # a marked process may fork between our scan and our kill: look again
-
-_ON_LINUX = sys.platform.startswith("linux")
-
-_ANSI = re.compile(
-    r"\x1b(?:"
-    r"\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor movement, erase line
-    r"|\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: window titles, hyperlinks
-    r"|[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
-    r"|[ -/]*[0-~]"  # two-byte escapes and character-set selection
-    r")?"
+# What a run on Windows says, and all it does.
+NEEDS_UNIX = (
+    "running commands needs Linux, macOS or another Unix system; on Windows, run lsp-verify in WSL"
 )
+
+# How long to wait for a SIGKILLed step to die, and for EOF once every writer we know of is
+# gone. Together they keep a timed-out run within timeout + 500 ms, even when a process we
+# cannot kill still holds the pipe.
+_KILL_WAIT_S = 0.2
+_EOF_GRACE_S = 0.1
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command to run as it stands: `sh -c command` in `cwd` with `env`, to which the
+    runner adds only the run's marker (`reaper.MARKER_VAR`)."""
+
+    command: str
+    env: Mapping[str, str]
+    cwd: str
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What a caller plugs into a run: a sink and a callback that get each output line, a
+    callback told the pid of each step it starts, and an event that cancels it."""
+
+    sink: LineSink | None = None
+    on_line: Callable[[str], None] | None = None
+    on_spawn: Callable[[int], None] | None = None
+    cancel: asyncio.Event | None = None
+
+
+_NO_HOOKS = Hooks()
 
 
 @dataclass(frozen=True)
@@ -97,682 +84,16 @@ class RunResult:
     started_at: str
     duration_ms: int
 
+    @classmethod
+    def unstarted(cls, outcome: Outcome, reason: str | None, *, shown: bool = False) -> RunResult:
+        """A run that started nothing. shown=True: the reason is its output, too."""
+        tail = (reason,) if shown and reason else ()
+        return cls(outcome, None, reason, tail, (), utc_iso(time.time()), 0)
+
 
 def timeout_marker(timeout_ms: int) -> str:
     """The exact last tail line of a timed-out run."""
     return f"[verify command timed out after {timeout_ms}ms and was killed]"
-
-
-# --------------------------------------------------------------------------- output lines
-
-
-class LineCleaner:
-    """Bytes in, cleaned lines out, incrementally and in bounded memory.
-
-    A line ends at LF; a CR before the LF is part of the line end. Within a line a CR
-    followed by more text starts the line over, as a terminal would show it ("10%\\r20%"
-    is "20%"). ANSI escape sequences are removed. A line longer than `cap` characters keeps
-    its first `cap` characters and a note of how many were dropped. The result does not
-    depend on how the bytes were split into chunks.
-    """
-
-    def __init__(self, cap: int = LINE_CAP) -> None:
-        self._cap = cap
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._parts: list[str] = []
-        self._len = 0
-        self._dropped = 0
-        self._cr = False  # the line so far ends with CR: the next text overwrites it
-        self._open = False  # the current line has received at least one character
-
-    def feed(self, data: bytes) -> list[str]:
-        """Take the next chunk; return the lines it completed."""
-        return self._text(self._decoder.decode(data))
-
-    def finish(self) -> list[str]:
-        """End of stream: a last line without newline is still a line. Resets the cleaner."""
-        out = self._text(self._decoder.decode(b"", True))
-        if self._open:
-            out.append(self._take())
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        return out
-
-    def _text(self, text: str) -> list[str]:
-        if not text:
-            return []
-        if "\n" not in text:
-            self._add(text)
-            return []
-        segments = text.split("\n")
-        self._add(segments[0])
-        out = [self._take()]
-        middle = segments[1:-1]
-        if middle:
-            # Most chunks need no cleaning at all; checking once per chunk keeps a flood cheap.
-            if "\r" in text or "\x1b" in text or len(text) > self._cap:
-                out.extend(self._clean(line) for line in middle)
-            else:
-                out.extend(middle)
-        self._add(segments[-1])
-        return out
-
-    def _clean(self, line: str) -> str:
-        """A complete line in one piece: the same result as _add then _take."""
-        if "\r" in line:
-            line = line.rstrip("\r")
-            line = line[line.rfind("\r") + 1 :]
-        if len(line) > self._cap:
-            line = line[: self._cap] + _truncated(len(line) - self._cap)
-        if "\x1b" in line:
-            line = _ANSI.sub("", line)
-        return line
-
-    def _add(self, segment: str) -> None:
-        if not segment:
-            return
-        self._open = True
-        text = segment.rstrip("\r")
-        if not text:
-            self._cr = True
-            return
-        if self._cr:
-            self._restart()
-        cut = text.rfind("\r")
-        if cut >= 0:
-            self._restart()
-            text = text[cut + 1 :]
-        self._cr = segment[-1] == "\r"
-        if self._dropped:
-            self._dropped += len(text)
-            return
-        room = self._cap - self._len
-        if len(text) > room:
-            self._dropped = len(text) - room
-            text = text[:room]
-        if text:
-            self._parts.append(text)
-            self._len += len(text)
-
-    def _restart(self) -> None:
-        self._parts.clear()
-        self._len = 0
-        self._dropped = 0
-
-    def _take(self) -> str:
-        line = "".join(self._parts)
-        if self._dropped:
-            line += _truncated(self._dropped)
-        if "\x1b" in line:
-            line = _ANSI.sub("", line)
-        self._restart()
-        self._cr = False
-        self._open = False
-        return line
-
-
-def _truncated(dropped: int) -> str:
-    return f" [line truncated: {dropped} more characters dropped]"
-
-
-def _tail_note(max_chars: int) -> str:
-    """The first line of a tail that the character bound cut."""
-    if max_chars == TAIL_CHARS:
-        return _TAIL_NOTE
-    return f"[earlier output cut: the tail keeps the last {max_chars} characters]"
-
-
-class Tail:
-    """The newest lines of the output: at most `max_lines` of them and at most `max_chars`
-    characters in all, a newline counted after each line, whatever `max_lines` says.
-
-    The end of the output is what matters, so the oldest text goes first. When the
-    character bound (not the line bound) dropped text, `lines()` starts with a note saying
-    so, and its first output line may be the end of a longer line, cut at its start. The
-    note counts against the bound: "\\n".join(lines()) is always shorter than `max_chars`.
-    It holds at most `max_chars` characters plus one line: the one cut when it is read.
-    """
-
-    def __init__(self, max_lines: int, max_chars: int = TAIL_CHARS) -> None:
-        self._max_lines = max_lines if max_lines > 0 else 1
-        self.note = _tail_note(max_chars)
-        self._room = max(1, max_chars - len(self.note) - 1)  # for the lines, the note aside
-        self._lines: deque[str] = deque()
-        self._size = 0  # characters in _lines, a newline counted after each
-        self._seen = 0  # lines ever given
-        self._cut_end = 0  # one past the newest line the character bound dropped, of _seen
-
-    def append(self, line: str) -> None:
-        self.extend((line,))
-
-    def extend(self, lines: Sequence[str]) -> None:
-        kept = self._lines
-        count = len(lines)
-        if count + len(kept) <= self._max_lines:
-            size = sum(map(len, lines)) + count
-            if self._size + size <= self._room:  # all of it fits: the usual case
-                kept.extend(lines)
-                self._size += size
-                self._seen += count
-                return
-        room = self._room
-        # Only the newest lines of a batch can stay: find them from the end, so that a flood
-        # costs a few lines' work per read, not one per line it printed.
-        floor = max(0, len(lines) - self._max_lines)
-        first = len(lines)
-        size = 0
-        while first > floor and size < room:
-            first -= 1
-            size += len(lines[first]) + 1
-        if first > floor:  # lines the line bound would have kept, that do not fit
-            self._cut_end = self._seen + first
-        self._seen += len(lines)
-        kept.extend(lines[first:] if first else lines)
-        self._size += size
-        for _ in range(len(kept) - self._max_lines):
-            self._size -= len(kept.popleft()) + 1
-        # Drop whole lines while the rest still fills the room; the first one left may be
-        # longer than its share, and is cut when the tail is read.
-        while len(kept) > 1 and self._size - len(kept[0]) - 1 >= room:
-            self._size -= len(kept.popleft()) + 1
-            self._cut_end = self._seen - len(kept)
-
-    def lines(self) -> tuple[str, ...]:
-        over = self._size - self._room
-        # Text the character bound dropped counts only where the line bound would show it.
-        if over <= 0 and (not self._cut_end or self._cut_end <= self._seen - self._max_lines):
-            return tuple(self._lines)
-        out = list(self._lines)
-        if over > 0:
-            end = out[0][over:]  # the end of the line: the part nearest what follows
-            if end:
-                out[0] = end
-            else:
-                del out[0]
-        return (self.note, *out)
-
-
-class _Output:
-    """Reads the run's pipe on the event loop: lines to the tail, the sink and on_line."""
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        fd: int,
-        tail_lines: int,
-        sink: LineSink,
-        on_line: Callable[[str], None] | None,
-    ) -> None:
-        self._loop = loop
-        self._fd = fd
-        self._sink: LineSink | None = sink
-        self._on_line = on_line
-        self._cleaner = LineCleaner()
-        self.tail = Tail(tail_lines)
-        self.eof: asyncio.Future[None] = loop.create_future()
-        self._reading = True  # until EOF or close
-        self._watched = False
-
-    def watch(self) -> None:
-        """Read as output arrives. Called once the command has started: the pipe holds what
-        it writes meanwhile, and the spawn does not wait for the registration."""
-        if self._reading and not self._watched:
-            self._watched = True
-            self._loop.add_reader(self._fd, self._readable)
-
-    def _readable(self) -> None:
-        self._read_once()
-
-    def drain(self) -> None:
-        """Read what is in the pipe now, without waiting for more."""
-        while self._reading and self._read_once():
-            pass
-
-    def _read_once(self) -> bool:
-        """One read of the pipe; False when it had nothing now or reached its end."""
-        try:
-            data = os.read(self._fd, _READ_SIZE)
-        except (BlockingIOError, InterruptedError):
-            return False
-        except OSError:
-            data = b""
-        if not data:
-            self._stop_reading()
-            return False
-        self._emit(self._cleaner.feed(data))
-        return True
-
-    def end_lines(self) -> None:
-        """A step ended: its unterminated last line is a line of its own."""
-        self._emit(self._cleaner.finish())
-
-    def finish_sink(self) -> tuple[Problem, ...]:
-        if self._sink is None:
-            return ()
-        try:
-            return tuple(self._sink.finish())
-        except Exception:
-            log.exception("problem matcher failed; the run keeps its verdict without problems")
-            return ()
-
-    def close(self) -> None:
-        self._stop_reading()
-        with contextlib.suppress(OSError):
-            os.close(self._fd)
-
-    def _stop_reading(self) -> None:
-        if self._reading:
-            self._reading = False
-            if self._watched:
-                self._loop.remove_reader(self._fd)
-            if not self.eof.done():
-                self.eof.set_result(None)
-
-    def _emit(self, lines: list[str]) -> None:
-        if not lines:
-            return
-        self.tail.extend(lines)
-        # The sink and the progress callback are the caller's code: a bug there must not cost
-        # the verdict or leave the reader half-way through a chunk, so it is logged and that
-        # callback is dropped for the rest of the run.
-        if self._sink is not None:
-            try:
-                for line in lines:
-                    self._sink.feed(line)
-            except Exception:
-                log.exception("problem matcher failed; no more lines are fed to it")
-                self._sink = None
-        if self._on_line is not None:
-            try:
-                for line in lines:
-                    self._on_line(line)
-            except Exception:
-                log.exception("on_line callback failed; progress lines stop")
-                self._on_line = None
-
-
-# ---------------------------------------------------------------------- what to execute
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    steps: tuple[tuple[str, dict[str, str]], ...]
-    tmpdir: str | None = None
-    skip: str | None = None
-
-
-_environ_copy: tuple[dict[bytes, bytes], dict[str, str]] | None = None
-
-
-def _environment() -> dict[str, str]:
-    """A copy of os.environ for a run.
-
-    Decoding os.environ entry by entry costs more than the rest of a run's preparation, so
-    the decoded copy is kept, and made again only when the environment differs from the one
-    it was made from. CPython keeps the raw environment as a dict of bytes; where it does
-    not, the copy is made every time."""
-    global _environ_copy
-    raw = getattr(os.environ, "_data", None)
-    if not isinstance(raw, dict):
-        return dict(os.environ)
-    kept = _environ_copy
-    if kept is None or kept[0] != raw:
-        kept = (dict(raw), dict(os.environ))
-        _environ_copy = kept
-    return dict(kept[1])
-
-
-def _prepare(plan: Plan, run_id: str) -> _Prepared:
-    """The commands and environments to run; may raise OSError (snapshot files)."""
-    assert plan.command is not None
-    env = _environment()
-    env.update(plan.env)
-    # Appending keeps the outer run's token when lsp-verify runs inside a verify run (its
-    # own test suite): the outer run can still find and kill what the inner one started.
-    outer = env.get(MARKER_VAR)
-    env[MARKER_VAR] = f"{outer}:{run_id}" if outer else run_id
-
-    if plan.runner == "npm":
-        names = _npm_step_names(plan)
-        env["PATH"] = (
-            os.path.join(plan.folder, "node_modules", ".bin")
-            + os.pathsep
-            + env.get("PATH", os.defpath)
-        )
-        env["INIT_CWD"] = plan.folder
-        steps = []
-        for name, script in zip(names, plan.steps):
-            step_env = dict(env)
-            step_env["npm_lifecycle_event"] = name
-            step_env["npm_lifecycle_script"] = script
-            steps.append((script, step_env))
-        return _Prepared(tuple(steps))
-
-    snapshot_run = plan.runner == "make" or (
-        plan.runner == "pytest" and plan.manifest == "pytest.ini"
-    )
-    if snapshot_run and plan.snapshot is not None and plan.manifest is not None:
-        import tempfile  # here: most runs have no snapshot, and the server stays smaller
-
-        tmpdir = tempfile.mkdtemp(prefix="lsp-verify-")  # 0700: the snapshot is private
-        try:
-            # The same file name keeps make's and pytest's own reading of it (pytest treats a
-            # file named pytest.ini differently from other .ini files).
-            path = os.path.join(tmpdir, os.path.basename(plan.manifest))
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as f:
-                f.write(plan.snapshot)
-        except BaseException:
-            shutil.rmtree(tmpdir, ignore_errors=True)
-            raise
-        if plan.runner == "make":
-            command = f"make -f {shlex.quote(path)} test"
-        else:
-            command = f"{plan.command} -c {shlex.quote(path)} --rootdir {shlex.quote(plan.folder)}"
-        return _Prepared(((command, env),), tmpdir=tmpdir)
-
-    manifest = plan.manifest
-    if (
-        manifest is not None
-        and plan.fingerprint is not None
-        and _fingerprint(os.path.join(plan.folder, manifest)) != plan.fingerprint
-    ):
-        return _Prepared((), skip=f"manifest changed: {manifest}")
-    return _Prepared(((plan.command, env),))
-
-
-def _npm_step_names(plan: Plan) -> list[str]:
-    """Which lifecycle script each step is: the existing ones of pretest/test/posttest."""
-    count = len(plan.steps)
-    if plan.snapshot is not None:
-        try:
-            data = json.loads(plan.snapshot)
-        except (ValueError, RecursionError):
-            data = None
-        scripts = data.get("scripts") if isinstance(data, dict) else None
-        if isinstance(scripts, dict):
-            names = [n for n in ("pretest", "test", "posttest") if isinstance(scripts.get(n), str)]
-            if len(names) == count:
-                return names
-    # Without a readable snapshot only the count is known; "test" always exists.
-    by_count = {1: ["test"], 2: ["pretest", "test"], 3: ["pretest", "test", "posttest"]}
-    return by_count.get(count, ["test"] * count)
-
-
-def _fingerprint(path: str) -> str | None:
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 16), b""):
-                digest.update(block)
-    except OSError:
-        return None
-    return "sha256:" + digest.hexdigest()
-
-
-# --------------------------------------------------------------------------- processes
-
-
-def _proc_read(path: str) -> bytes | None:
-    # os.open/os.read: a /proc file is small, and a buffered file object costs more than
-    # the read itself on the path every run takes.
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        chunks: list[bytes] = []
-        while True:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _has_marker(environ: bytes, token: bytes) -> bool:
-    if token not in environ:  # the common case, decided by one C-level search
-        return False
-    key = MARKER_VAR.encode() + b"="
-    for entry in environ.split(b"\0"):
-        if entry.startswith(key):
-            return token in entry[len(key) :].split(b":")
-    return False
-
-
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, ppid, session) from /proc/<pid>/stat, or None when it is gone."""
-    data = _proc_read(f"/proc/{pid}/stat")
-    if not data:
-        return None
-    fields = data[data.rfind(b")") + 2 :].split()
-    try:
-        return fields[0].decode(), int(fields[1]), int(fields[3])
-    except (IndexError, ValueError):
-        return None
-
-
-def _int_from(path: str) -> int | None:
-    data = _proc_read(path)
-    try:
-        return int(data) if data else None
-    except ValueError:
-        return None
-
-
-def _forks_since_boot() -> int | None:
-    data = _proc_read("/proc/stat") or b""
-    start = data.find(b"\nprocesses ")
-    if start < 0:
-        return None
-    try:
-        return int(data[start + 11 : data.find(b"\n", start + 1)])
-    except ValueError:
-        return None
-
-
-_pid_max: int | None = None
-
-
-def _all_pids() -> list[int]:
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return []
-    return [int(n) for n in names if n.isdigit()]
-
-
-class _PidWindow:
-    """The pids a run's descendants can have, so the scan does not read every process.
-
-    Pids are handed out in increasing order until they wrap at pid_max, so everything the
-    run started has a pid from its first child's up to the last one allocated, unless the
-    counter wrapped meanwhile. The kernel's fork counter bounds how far it can have moved;
-    when a wrap is possible the whole of /proc is scanned.
-    """
-
-    def __init__(self) -> None:
-        self.first: int | None = None
-        self._forks = _forks_since_boot() if _ON_LINUX else None
-        self._spawned = 0
-        self.forked = False  # a step's end saw forks beyond the steps themselves
-
-    def note(self, pid: int) -> None:
-        if self.first is None:
-            self.first = pid
-        self._spawned += 1
-
-    def nothing_else_forked(self) -> bool:
-        """True when the machine has created no process (or thread) since the window opened
-        but the steps this run spawned: then none of them has a descendant to look for.
-        The kernel counts every fork and clone, system-wide, in /proc/stat."""
-        if self._forks is None or self._spawned == 0:
-            return False
-        forks = _forks_since_boot()
-        return forks is not None and forks - self._forks == self._spawned
-
-    def candidates(self) -> Iterable[int]:
-        global _pid_max
-        if self.first is None or self._forks is None:
-            return _all_pids()
-        if _pid_max is None:
-            _pid_max = _int_from("/proc/sys/kernel/pid_max") or 0
-        last = _int_from("/proc/sys/kernel/ns_last_pid")
-        forks = _forks_since_boot()
-        if last is None or forks is None or last < self.first:
-            return _all_pids()
-        # Pids in use are skipped when allocating, so a full cycle needs fewer forks than
-        # pid_max; half of it leaves room for a machine with very many live processes.
-        if forks - self._forks >= _pid_max // 2:
-            return _all_pids()
-        if last - self.first < 256:
-            return range(self.first, last + 1)
-        return [p for p in _all_pids() if self.first <= p <= last]
-
-
-_pidfd_works = hasattr(os, "pidfd_open")
-
-
-def _pidfd_open(pid: int) -> int | None:
-    """A pidfd for pid; None when pidfds are unavailable or pid is gone or a thread."""
-    global _pidfd_works
-    if not _pidfd_works:
-        return None
-    try:
-        return os.pidfd_open(pid)
-    except OSError as e:
-        if e.errno in (errno.ENOSYS, errno.EPERM):  # old kernel, or a seccomp filter
-            _pidfd_works = False
-        return None
-
-
-def _fd_readable(fd: int) -> bool:
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(0))
-
-
-@dataclass(frozen=True)
-class _Victim:
-    pid: int
-    pidfd: int | None
-
-    def exited(self) -> bool:
-        if self.pidfd is not None:
-            return _fd_readable(self.pidfd)
-        stat = _stat(self.pid)
-        return stat is None or stat[0] in ("Z", "X")
-
-
-def _kill_marked(token: bytes, candidates: Iterable[int]) -> list[_Victim]:
-    me = os.getpid()
-    victims = []
-    for pid in candidates:
-        if pid == me:
-            continue
-        environ = _proc_read(f"/proc/{pid}/environ")
-        if not environ or not _has_marker(environ, token):
-            continue
-        pidfd = _pidfd_open(pid)
-        if pidfd is None and _pidfd_works:
-            continue  # gone already, or a thread id (its process is a candidate itself)
-        if pidfd is not None:
-            # Read again now that the pidfd pins one process: if the pid was reused since
-            # the first read, this no longer matches and nobody else gets our signal.
-            environ = _proc_read(f"/proc/{pid}/environ")
-            if not environ or not _has_marker(environ, token):
-                os.close(pidfd)
-                continue
-            try:
-                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-            except OSError:
-                os.close(pidfd)
-                continue
-            victims.append(_Victim(pid, pidfd))
-            continue
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            continue
-        victims.append(_Victim(pid, None))
-    return victims
-
-
-def _reap(victims: Iterable[_Victim]) -> None:
-    """Reap those that are our children now: a subreaper inherits what it kills."""
-    for victim in victims:
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(victim.pid, os.WNOHANG)
-        if victim.pidfd is not None:
-            with contextlib.suppress(OSError):
-                os.close(victim.pidfd)
-
-
-async def _wait_until(done: Callable[[], bool], timeout: float, blocking: bool) -> bool:
-    """Poll `done` with a short backoff. blocking=True never suspends: it is the path for a
-    task that is being cancelled, where another await could be interrupted half-way."""
-    deadline = time.monotonic() + timeout
-    delay = 0.0002
-    while not done():
-        if time.monotonic() >= deadline:
-            return False
-        if blocking:
-            time.sleep(delay)
-        else:
-            await asyncio.sleep(delay)
-        delay = min(delay * 2, 0.01)
-    return True
-
-
-async def _kill_escaped(token: bytes, window: _PidWindow | None, blocking: bool) -> int:
-    """Kill every process carrying the run's token, wait for them to die, reap our own."""
-    if not _ON_LINUX:
-        return 0
-    total = 0
-    for _ in range(_SCAN_ROUNDS):
-        victims = _kill_marked(token, window.candidates() if window else _all_pids())
-        if not victims:
-            break
-        total += len(victims)
-
-        def all_dead(victims: list[_Victim] = victims) -> bool:
-            return all(v.exited() for v in victims)
-
-        # Reap only once all are dead: a victim's zombie children are handed to us (the
-        # subreaper) when their parent dies, so waiting first catches them as well.
-        await _wait_until(all_dead, _VICTIM_WAIT_S, blocking)
-        _reap(victims)
-    return total
-
-
-def _reap_session_zombies(window: _PidWindow, session: int) -> None:
-    """Reap zombies re-parented to us from the run's session: a group member that exited by
-    itself after its parent died. Only the session proves they are the run's; a zombie that
-    had left it with setsid cannot be told from someone else's child and is left alone."""
-    me = os.getpid()
-    for pid in window.candidates():
-        if pid == session:
-            continue
-        stat = _stat(pid)
-        if stat is not None and stat[0] == "Z" and stat[1] == me and stat[2] == session:
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(pid, os.WNOHANG)
-
-
-def reap_escaped(run_id: str) -> int:
-    """Kill (and reap, where they are our children) the processes whose environment carries
-    run_id in LSP_VERIFY_RUN. Returns how many were killed. Quietly 0 off Linux."""
-    token = run_id.encode()
-    coro = _kill_escaped(token, None, blocking=True)
-    # blocking=True never suspends, so the coroutine completes on its first step.
-    try:
-        coro.send(None)
-    except StopIteration as stop:
-        return int(stop.value)
-    coro.close()
-    raise RuntimeError("reap_escaped suspended")
 
 
 class _Child:
@@ -781,15 +102,15 @@ class _Child:
 
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
-        self.pidfd = _pidfd_open(proc.pid) if _ON_LINUX else None
+        self.pidfd = reaper.exit_fd(proc.pid)
         self.ended = False
 
     def exited(self) -> bool:
         if self.proc.returncode is not None:
             return True
         if self.pidfd is not None:
-            return _fd_readable(self.pidfd)
-        if hasattr(os, "waitid"):
+            return reaper.fd_readable(self.pidfd)
+        if sys.platform != "win32" and hasattr(os, "waitid"):
             try:
                 flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
                 return os.waitid(os.P_PID, self.proc.pid, flags) is not None
@@ -815,7 +136,7 @@ class _Child:
         else:
 
             async def watch() -> None:
-                await _wait_until(self.exited, float("inf"), blocking=False)
+                await reaper.wait_until(self.exited, float("inf"), blocking=False)
                 finish("exit")
 
             poller = loop.create_task(watch())
@@ -835,7 +156,7 @@ class _Child:
             if waiter is not None:
                 waiter.cancel()
 
-    async def end(self, token: bytes, window: _PidWindow, blocking: bool) -> bool:
+    async def end(self, reach: reaper.RunReach, blocking: bool) -> bool:
         """Kill what is left of the step (all of it, when it has not exited) and reap it.
         True when the child itself had to be killed."""
         proc = self.proc
@@ -843,23 +164,14 @@ class _Child:
         exited = proc.returncode is not None or self.exited()
         if not exited:
             killed = True
-            _kill_group(proc)
-            exited = await _wait_until(self.exited, _KILL_WAIT_S, blocking)
-        # A step that started no process of its own (a shell builtin, an exec) leaves nothing
-        # to find: the group is its zombie alone, and the scans of /proc are skipped.
-        alone = window.nothing_else_forked()
-        if not alone:
-            window.forked = True
-            if proc.returncode is None:
-                # Until the child is reaped its pid still names the group, so this cannot
-                # reach a stranger that was given the same number.
+            if not reaper.kill_group(proc.pid):
                 with contextlib.suppress(OSError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-            await _kill_escaped(token, window, blocking)
+                    proc.kill()
+            exited = await reaper.wait_until(self.exited, _KILL_WAIT_S, blocking)
+        await reach.step_ended(proc.pid, proc.returncode is not None, blocking)
         if proc.returncode is None and exited:
             proc.wait()
-        if _ON_LINUX and not alone:
-            _reap_session_zombies(window, proc.pid)
+        reach.step_reaped(proc.pid)
         if self.pidfd is not None:
             os.close(self.pidfd)
             self.pidfd = None
@@ -868,26 +180,6 @@ class _Child:
         self.ended = True
         return killed
 
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        with contextlib.suppress(OSError):
-            proc.kill()
-
-
-def enable_subreaper() -> bool:
-    """Make this process a child subreaper (Linux), so orphans of a run are re-parented to
-    it instead of init and stay within reach. Idempotent; False where unavailable."""
-    return reaper.set_subreaper(True)
-
-
-def _set_subreaper(on: bool) -> bool:
-    return reaper.set_subreaper(on)
-
-
-# ---------------------------------------------------------------------------- the run
 
 # The pids of the steps running now (their exit status is still to be read), and how many
 # runs are in flight in this process: what `reaper.sweep` must spare and when it may kill.
@@ -906,78 +198,45 @@ def _exit_code(returncode: int | None) -> int | None:
     return 128 - returncode if returncode < 0 else returncode
 
 
-async def run_plan(
-    plan: Plan,
+async def run_steps(
+    steps: Sequence[Step],
     *,
     timeout_ms: int,
     tail_lines: int,
-    sink: LineSink | None = None,
-    on_line: Callable[[str], None] | None = None,
-    cancel: asyncio.Event | None = None,
-    on_spawn: Callable[[int], None] | None = None,
+    hooks: Hooks = _NO_HOOKS,
 ) -> RunResult:
-    """Run the plan's command(s) in its folder and say what happened.
+    """Run `steps` in order until one fails, within one timeout, and say what happened.
 
-    Never raises for what a user can cause (missing folder or command, changed manifest):
-    those are results. If the awaiting task is cancelled, the process group and every
-    escaped descendant are killed before CancelledError propagates.
+    Never raises for what a user can cause (a missing folder or command): those are
+    results. If the awaiting task is cancelled, the process group and every escaped
+    descendant are killed before CancelledError propagates.
     """
+    if sys.platform == "win32":
+        return RunResult.unstarted("failed", NEEDS_UNIX, shown=True)
+    cancel, on_spawn = hooks.cancel, hooks.on_spawn
+    if cancel is not None and cancel.is_set():
+        return RunResult.unstarted("cancelled", None)
     loop = asyncio.get_running_loop()
     started = time.time()  # formatted when the run is over: the spawn comes first
     t0 = time.monotonic()
-    sink = sink if sink is not None else NullSink()
-    tail_lines = max(1, tail_lines)
-
-    def result(
-        outcome: Outcome,
-        exit_code: int | None = None,
-        reason: str | None = None,
-        tail: Sequence[str] = (),
-        problems: tuple[Problem, ...] = (),
-    ) -> RunResult:
-        duration_ms = int((time.monotonic() - t0) * 1000)
-        return RunResult(
-            outcome, exit_code, reason, tuple(tail), problems, utc_iso(started), duration_ms
-        )
-
-    def not_started(why: str) -> RunResult:
-        return result("failed", reason=why, tail=[why])
-
-    if plan.command is None:
-        return result("skipped", reason=f"no plan: {plan.reason}")
-    if cancel is not None and cancel.is_set():
-        return result("cancelled")
-    if not os.path.isdir(plan.folder):
-        return not_started(f"folder not found: {plan.folder}")
-
-    run_id = os.urandom(16).hex()
-    try:
-        prepared = _prepare(plan, run_id)
-    except OSError as e:
-        return not_started(f"could not prepare the run: {e}")
-    if prepared.skip is not None:
-        return result("skipped", reason=prepared.skip)
-
-    token = run_id.encode()
-    window = _PidWindow()
+    sink = hooks.sink if hooks.sink is not None else NullSink()
+    reach = reaper.RunReach()
     deadline = loop.time() + timeout_ms / 1000
     # One pipe for every step, its write end held here until the last step is done: a step's
     # output cannot end early, and EOF means every process that could write is gone.
     try:
         read_fd, write_fd = os.pipe()
     except OSError as e:
-        if prepared.tmpdir is not None:
-            shutil.rmtree(prepared.tmpdir, ignore_errors=True)
-        return not_started(f"could not start the command: {e}")
+        return RunResult.unstarted("failed", f"could not start the command: {e}", shown=True)
     os.set_blocking(read_fd, False)
     _runs[0] += 1
-    out = _Output(loop, read_fd, tail_lines, sink, on_line)
+    out = OutputReader(loop, read_fd, max(1, tail_lines), sink, hooks.on_line)
     child: _Child | None = None
     outcome: Outcome = "passed"
     exit_code: int | None = 0
     reason: str | None = None
     try:
-        for command, env in prepared.steps:
+        for step in steps:
             if cancel is not None and cancel.is_set():
                 outcome, exit_code = "cancelled", None
                 break
@@ -986,9 +245,9 @@ async def run_plan(
                 break
             try:
                 proc = subprocess.Popen(
-                    ["/bin/sh", "-c", command],
-                    cwd=plan.folder,
-                    env=env,
+                    ["/bin/sh", "-c", step.command],
+                    cwd=step.cwd,
+                    env=reach.environment(step.env),
                     stdin=subprocess.DEVNULL,
                     stdout=write_fd,
                     stderr=subprocess.STDOUT,
@@ -1000,14 +259,14 @@ async def run_plan(
                 reason = f"could not start the command: {e}"
                 out.tail.append(reason)
                 break
-            window.note(proc.pid)
+            reach.spawned(proc.pid)
             _steps.add(proc.pid)
             out.watch()
             child = _Child(proc)
             if on_spawn is not None:
                 on_spawn(proc.pid)
             why = await child.wait(loop, deadline, cancel)
-            killed = await child.end(token, window, blocking=False)
+            killed = await child.end(reach, blocking=False)
             _steps.discard(proc.pid)
             child = None
             out.drain()
@@ -1035,13 +294,13 @@ async def run_plan(
         out.end_lines()
     except BaseException:
         if child is not None and not child.ended:
-            await child.end(token, window, blocking=True)
+            await child.end(reach, blocking=True)
         raise
     finally:
         if child is not None:
             _steps.discard(child.proc.pid)
         _runs[0] -= 1
-        if window.forked or child is not None:
+        if reach.forked or child is not None:
             # What left the run's group and hid from the marker scan (a double fork with
             # an empty environment) is our child by now: found by parentage. Killed only
             # when no other run is going, since it cannot tell which run it came from.
@@ -1049,9 +308,9 @@ async def run_plan(
         out.close()
         if write_fd >= 0:
             os.close(write_fd)
-        if prepared.tmpdir is not None:
-            shutil.rmtree(prepared.tmpdir, ignore_errors=True)
 
     if outcome == "timed-out":
         out.tail.append(timeout_marker(timeout_ms))
-    return result(outcome, exit_code, reason, out.tail.lines(), out.finish_sink())
+    tail, problems = out.tail.lines(), out.finish_sink()
+    duration_ms = int((time.monotonic() - t0) * 1000)
+    return RunResult(outcome, exit_code, reason, tail, problems, utc_iso(started), duration_ms)

@@ -1,4 +1,5 @@
-"""Finding live (non-zombie) processes by a marker in their command line."""
+"""Finding live (non-zombie) processes by a marker in their command line, or by one of
+their arguments."""
 
 from __future__ import annotations
 
@@ -26,4 +27,22 @@ def alive_with(marker: str) -> list[int]:
         state = stat.rsplit(")", 1)[-1].split()[0]
         if marker in cmdline and state not in ("Z", "X") and int(entry) != os.getpid():
             found.append(int(entry))
+    return found
+
+
+def alive(token: str) -> list[int]:
+    """Non-zombie processes with `token` as one of their arguments."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{name}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if token.encode() in argv and state not in (b"Z", b"X"):
+            found.append(int(name))
     return found

@@ -130,6 +130,27 @@ def test_a_skipped_run_exits_3(folder: Path) -> None:
     assert exit_status(record) == 3
 
 
+def test_on_windows_check_starts_and_says_runs_need_wsl(
+    folder: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Windows, selected in-process: `check` plans, runs nothing and says why, in one line."""
+    from lsp_verify.cli import main
+    from lsp_verify.runner import NEEDS_UNIX
+
+    for name, value in server_env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(sys, "platform", "win32")
+    code = main(["check", str(folder), "--command", "touch ran"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert out.startswith(f"verify failed (could not run: {NEEDS_UNIX}): touch ran  [settings")
+    assert "WSL" in out
+    assert not (folder / "ran").exists()
+
+
 def test_located_problems_in_text_and_json(folder: Path, tmp_path: Path) -> None:
     (folder / "pytest.ini").write_text("[pytest]\n")
     tests = folder / "tests"

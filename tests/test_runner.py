@@ -1,10 +1,10 @@
-"""The process runner: lines, kills, npm steps, manifest snapshots."""
+"""Runs of a plan, end to end (steps, runner, reaper, output): kills, results, the tail,
+npm steps, manifest snapshots."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import hashlib
 import json
 import os
@@ -20,24 +20,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from lsp_verify import runner
 from lsp_verify.detect import Plan
+from lsp_verify.execute import run_plan
+from lsp_verify.output import LINE_CAP, TAIL_CHARS, Tail
 from lsp_verify.problems.base import Problem
-from lsp_verify.runner import (
-    LINE_CAP,
-    MARKER_VAR,
-    TAIL_CHARS,
-    LineCleaner,
-    RunResult,
-    Tail,
-    enable_subreaper,
-    reap_escaped,
-    run_plan,
-    timeout_marker,
-)
+from lsp_verify.reaper import MARKER_VAR, escapees, set_subreaper
+from lsp_verify.reaper.escapees import reap_escaped
+from lsp_verify.runner import NEEDS_UNIX, RunResult, timeout_marker
+from tests.procs import alive
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 
@@ -70,24 +61,6 @@ def sha(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def alive(token: str) -> list[int]:
-    """Non-zombie processes with `token` as one of their arguments."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-            with open(f"/proc/{name}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if token.encode() in argv and state not in (b"Z", b"X"):
-            found.append(int(name))
-    return found
-
-
 @pytest.fixture
 def token() -> Iterator[str]:
     """A `sleep` argument no other process carries; whatever still has it is killed after."""
@@ -101,10 +74,10 @@ def token() -> Iterator[str]:
 @pytest.fixture(params=[False, True], ids=["plain", "subreaper"])
 def subreaper(request: pytest.FixtureRequest) -> Iterator[bool]:
     if request.param:
-        assert enable_subreaper()
+        assert set_subreaper(True)
     yield bool(request.param)
     if request.param:
-        runner._set_subreaper(False)
+        set_subreaper(False)
 
 
 async def until(predicate: object, timeout: float = 5.0) -> None:
@@ -293,85 +266,19 @@ async def test_marker_keeps_an_outer_runs_token(
     assert re.fullmatch(r"outer0:[0-9a-f]{32}", result.tail[0])
 
 
-@pytest.mark.parametrize(
-    ("last", "forks", "expected"),
-    [
-        (1010, 5020, list(range(1000, 1011))),  # no wrap, small: probe the range directly
-        (1900, 5020, [1005, 1900]),  # no wrap, wide: listed pids inside the range
-        (990, 5020, [1, 1005, 1900, 99999]),  # the counter wrapped: everything
-        (1010, 5000 + 16384, [1, 1005, 1900, 99999]),  # so many forks it may have wrapped
-    ],
-)
-def test_pid_window(
-    monkeypatch: pytest.MonkeyPatch, last: int, forks: int, expected: list[int]
-) -> None:
-    files = {"/proc/sys/kernel/pid_max": 32768, "/proc/sys/kernel/ns_last_pid": last}
-    monkeypatch.setattr(runner, "_int_from", files.get)
-    monkeypatch.setattr(runner, "_pid_max", None)
-    monkeypatch.setattr(runner, "_all_pids", lambda: [1, 1005, 1900, 99999])
-    monkeypatch.setattr(runner, "_forks_since_boot", lambda: 5000)
-    window = runner._PidWindow()
-    window.note(1000)
-    window.note(1003)  # only the first spawn counts
-    monkeypatch.setattr(runner, "_forks_since_boot", lambda: forks)
-    assert list(window.candidates()) == expected
-
-
-@pytest.mark.parametrize(
-    ("spawned", "forks_after", "alone"),
-    [
-        (1, 5001, True),  # only our step was forked since the window opened
-        (1, 5002, False),  # one more process somewhere: it may be the step's
-        (2, 5002, True),  # two npm steps, nothing else
-        (0, 5000, False),  # nothing spawned: no claim to make
-    ],
-)
-def test_nothing_else_forked(
-    monkeypatch: pytest.MonkeyPatch, spawned: int, forks_after: int, alone: bool
-) -> None:
-    monkeypatch.setattr(runner, "_forks_since_boot", lambda: 5000)
-    window = runner._PidWindow()
-    for pid in range(1000, 1000 + spawned):
-        window.note(pid)
-    monkeypatch.setattr(runner, "_forks_since_boot", lambda: forks_after)
-    assert window.nothing_else_forked() is alone
-
-
-def test_nothing_else_forked_without_the_counter(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "_forks_since_boot", lambda: None)
-    window = runner._PidWindow()
-    window.note(1000)
-    assert window.nothing_else_forked() is False
-
-
-def test_the_fork_counter_counts_a_spawn_once() -> None:
-    """What the fast path rests on: the kernel counts one fork for one spawned step. Other
-    processes on the machine may fork meanwhile, so one exact count in a few tries is it."""
-    seen = []
-    for _ in range(20):
-        before = runner._forks_since_boot()
-        subprocess.run(["/bin/sh", "-c", "exit 3"], check=False)
-        after = runner._forks_since_boot()
-        assert before is not None and after is not None
-        seen.append(after - before)
-        if after - before == 1:
-            break
-    assert 1 in seen, seen
-
-
 @pytest.mark.parametrize(("alone", "scans"), [(True, 0), (False, 1)])
 async def test_the_scan_for_escapees_is_skipped_only_when_nothing_forked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, alone: bool, scans: int
 ) -> None:
     calls: list[bytes] = []
-    real = runner._kill_escaped
+    real = escapees.kill_escaped
 
     async def counting(token: bytes, window: object, blocking: bool) -> int:
         calls.append(token)
         return await real(token, window, blocking)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner, "_kill_escaped", counting)
-    monkeypatch.setattr(runner._PidWindow, "nothing_else_forked", lambda self: alone)
+    monkeypatch.setattr(escapees, "kill_escaped", counting)
+    monkeypatch.setattr(escapees, "nothing_else_forked", lambda window: alone)
     result = await run(tmp_path, "exit 4")
     assert (result.outcome, result.exit_code) == ("failed", 4)
     assert len(calls) == scans
@@ -396,18 +303,6 @@ async def test_the_environment_is_read_again_when_it_changes(
     monkeypatch.delenv("LSP_VERIFY_TEST_VALUE")
     third = await run(tmp_path, "echo ${LSP_VERIFY_TEST_VALUE-unset}")
     assert (first.tail, second.tail, third.tail) == (("one",), ("two",), ("unset",))
-
-
-def test_enable_subreaper_sets_the_flag() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    flag = ctypes.c_int(-1)
-    try:
-        assert enable_subreaper()
-        assert enable_subreaper()  # idempotent
-        assert libc.prctl(37, ctypes.byref(flag), 0, 0, 0) == 0  # PR_GET_CHILD_SUBREAPER
-        assert flag.value == 1
-    finally:
-        runner._set_subreaper(False)
 
 
 # ------------------------------------------------------------------- results and errors
@@ -473,6 +368,17 @@ async def test_no_plan_is_skipped(tmp_path: Path) -> None:
     )
     assert (result.outcome, result.exit_code) == ("skipped", None)
     assert result.reason is not None and "nothing found" in result.reason
+
+
+async def test_on_windows_nothing_runs_and_the_result_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "platform", "win32")
+    result = await run(tmp_path, "touch ran")
+    assert (result.outcome, result.exit_code, result.reason) == ("failed", None, NEEDS_UNIX)
+    assert result.tail == (NEEDS_UNIX,)
+    assert "WSL" in NEEDS_UNIX
+    assert not (tmp_path / "ran").exists()
 
 
 class Recorder:
@@ -573,73 +479,6 @@ async def test_huge_line_is_capped_and_still_a_line(tmp_path: Path) -> None:
     assert result.tail[-2].endswith("y" + note)
     assert result.tail[0] == Tail(40).note
     assert len("\n".join(result.tail)) == TAIL_CHARS - 1
-
-
-def tail_of(batches: list[list[str]], max_lines: int, max_chars: int) -> tuple[str, ...]:
-    tail = Tail(max_lines, max_chars)
-    for batch in batches:
-        tail.extend(batch)
-    return tail.lines()
-
-
-NOTE_100 = Tail(1, 100).note
-ROOM_100 = 100 - len(NOTE_100) - 1  # characters left for the lines of a 100-character tail
-
-
-@pytest.mark.parametrize(
-    ("batches", "max_lines", "expected"),
-    [
-        ([["a", "b", "c"]], 2, ("b", "c")),
-        ([["a"], ["b"], ["c"]], 5, ("a", "b", "c")),
-        ([["x" * 30, "y" * 40, "z"]], 5, (NOTE_100, "y" * (ROOM_100 - 2 - 1), "z")),
-        ([["x" * 500]], 5, (NOTE_100, "x" * (ROOM_100 - 1))),
-        ([["x" * 500], ["a", "b"]], 5, (NOTE_100, "x" * (ROOM_100 - 5), "a", "b")),
-        # A line cut by the character bound that the line bound drops anyway: no note.
-        ([["x" * 500], ["a"], ["b"]], 2, ("a", "b")),
-        # The room filled exactly: whole lines, and the note for the line before them.
-        ([["x", "y" * (ROOM_100 - 1)]], 5, (NOTE_100, "y" * (ROOM_100 - 1))),
-        ([["", "", ""]], 2, ("", "")),
-    ],
-    ids=[
-        "lines",
-        "batches",
-        "cut-line-keeps-its-end",
-        "one-huge-line",
-        "huge-then-short",
-        "line-bound-first",
-        "exact-fit",
-        "empty-lines",
-    ],
-)
-def test_tail_bounds(batches: list[list[str]], max_lines: int, expected: tuple[str, ...]) -> None:
-    assert tail_of(batches, max_lines, 100) == expected
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    batches=st.lists(
-        st.lists(st.text(alphabet="ab\U0001f600", max_size=30), max_size=6), max_size=6
-    ),
-    max_lines=st.integers(1, 8),
-    extra=st.integers(2, 60),
-)
-def test_tail_is_the_newest_text_within_both_bounds(
-    batches: list[list[str]], max_lines: int, extra: int
-) -> None:
-    max_chars = len(NOTE_100) + extra
-    note = Tail(1, max_chars).note
-    tail = tail_of(batches, max_lines, max_chars)
-    assert len("\n".join(tail)) < max_chars
-    everything = [line for batch in batches for line in batch][-max_lines:]
-    if tail and tail[0] == note:
-        # The newest text, as much as fits: the kept lines, the first one perhaps cut.
-        lines = tail[1:]
-        joined = "\n".join(everything)
-        assert joined.endswith("\n".join(lines))
-        room = max_chars - len(note) - 1
-        assert len("\n".join(lines)) + 1 in (room, room - 1) or not lines
-    else:
-        assert tail == tuple(everything)
 
 
 async def test_tail_flood_is_bounded_in_characters_whatever_tail_lines_says(
@@ -899,82 +738,3 @@ async def test_changed_script_is_skipped(tmp_path: Path) -> None:
     result = await run_plan(plan, timeout_ms=5000, tail_lines=5)
     assert (result.outcome, result.tail) == ("skipped", ())
     assert result.reason == "manifest changed: .gptme/verify-completion.sh"
-
-
-# ------------------------------------------------------------------------ LineCleaner
-
-
-def oracle(data: bytes, cap: int) -> list[str]:
-    """The line rules applied to the whole output at once."""
-    text = data.decode("utf-8", "replace")
-    segments = text.split("\n")
-    if segments[-1] == "":
-        segments.pop()
-    lines = []
-    for segment in segments:
-        line = segment.rstrip("\r")
-        line = line[line.rfind("\r") + 1 :]
-        if len(line) > cap:
-            line = line[:cap] + f" [line truncated: {len(line) - cap} more characters dropped]"
-        lines.append(runner._ANSI.sub("", line))
-    return lines
-
-
-def cleaned(chunks: list[bytes], cap: int = LINE_CAP) -> list[str]:
-    cleaner = LineCleaner(cap)
-    out: list[str] = []
-    for chunk in chunks:
-        out.extend(cleaner.feed(chunk))
-    return out + cleaner.finish()
-
-
-@pytest.mark.parametrize(
-    ("chunks", "expected"),
-    [
-        ([b"10%\r20", b"%\r30%\n"], ["30%"]),
-        ([b"a\r", b"\nb\r", b"\n"], ["a", "b"]),
-        ([b"a\r", b"b\n"], ["b"]),
-        ([b"a\r", b"\r", b"\n"], ["a"]),
-        ([b"\xe2\x82", b"\xac\n"], ["\u20ac"]),
-        ([b"\x1b[3", b"1mred\x1b", b"[0m\n"], ["red"]),
-        ([b"\n\n"], ["", ""]),
-        ([b"last"], ["last"]),
-        ([b"\r"], [""]),
-        ([], []),
-    ],
-)
-def test_line_cleaner_chunk_boundaries(chunks: list[bytes], expected: list[str]) -> None:
-    assert cleaned(chunks) == expected
-
-
-def test_line_cleaner_caps_a_line_fed_in_pieces() -> None:
-    assert cleaned([b"abc", b"defg", b"hij\n", b"k\n"], cap=5) == [
-        "abcde [line truncated: 5 more characters dropped]",
-        "k",
-    ]
-    # A carriage return starts the line over, truncation included.
-    assert cleaned([b"abcdefgh", b"ij\rxy\n"], cap=5) == ["xy"]
-
-
-_pieces = st.sampled_from(
-    [
-        *(b"a", b"bc", b"xxxxxxx", b" ", b"\n", b"\r", b"\r\n"),
-        *(b"\x1b[31m", b"\x1b]0;t\x07", b"\x1b"),  # escapes, and a lone ESC
-        *(b"\xc3\xa9", b"\xe2\x82\xac", b"\xff", b"\xc3"),  # multibyte, invalid, cut
-    ]
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    parts=st.lists(_pieces, max_size=40),
-    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=8),
-    cap=st.integers(min_value=1, max_value=12),
-)
-def test_line_cleaner_does_not_depend_on_chunking(
-    parts: list[bytes], cuts: list[int], cap: int
-) -> None:
-    data = b"".join(parts)
-    points = sorted({c % (len(data) + 1) for c in cuts})
-    chunks = [data[a:b] for a, b in zip([0, *points], [*points, len(data)])]
-    assert cleaned(chunks, cap) == oracle(data, cap)

@@ -86,7 +86,10 @@ def check_main(args: argparse.Namespace) -> int:
 async def _run(plan: Plan, settings: Settings, progress: _Progress | None) -> Record:
     cancel = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    # Windows' event loops take no signal handlers; nothing runs there anyway (the record
+    # says to use WSL).
+    signals = () if sys.platform == "win32" else (signal.SIGINT, signal.SIGTERM)
+    for signum in signals:
         loop.add_signal_handler(signum, cancel.set)
     ticker = None
     if progress is not None:
@@ -103,7 +106,7 @@ async def _run(plan: Plan, settings: Settings, progress: _Progress | None) -> Re
     finally:
         if ticker is not None:
             ticker.cancel()
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in signals:
             loop.remove_signal_handler(signum)
 
 

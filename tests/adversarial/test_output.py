@@ -22,7 +22,7 @@ from tests.lsp_session import session
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 
 EMOJI = "\U0001f600"
-LINES, WIDTH = 1000, 60_000  # 240 MB of output in UTF-8; each line under runner.LINE_CAP
+LINES, WIDTH = 1000, 60_000  # 240 MB of output in UTF-8; each line under output.LINE_CAP
 HEADER = "verify failed (exit 1):\n"
 TAIL_CHARS = 40_000  # SPEC 4
 PEAK_LIMIT_MB = 150

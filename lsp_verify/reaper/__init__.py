@@ -1,0 +1,357 @@
+"""Nothing a run starts outlives it, nor the process that started it.
+
+Everywhere (macOS and other Unix systems) each step runs in a process group of its own,
+SIGKILLed (`kill_group`) on timeout and cancel, and its leftovers when the step exits by
+itself. A process that left the group with `setsid` can outlive the run there; the README
+says so. `GROUP_KILL_ONLY` takes that path on Linux too.
+
+On Linux, for what the group kill cannot reach:
+- the run's marker in the environment of every process it starts, found by a scan of /proc
+  after each step (`RunReach`, with `lsp_verify.reaper.escapees`);
+- parentage: the process that runs commands (the server, `check`) is a child subreaper
+  (`prctl(PR_SET_CHILD_SUBREAPER)`), so a run's descendant whose parent dies, a `setsid`
+  daemon included, is re-parented to it rather than to init. Once it "claims its
+  children", every child process it has that is not a step it is running is a run's
+  leftover, found by parentage alone: a double-forked process that wiped its environment
+  is found too. `sweep` kills those (when no run is in flight) and reaps them, zombies
+  included;
+- a keeper: `keep_behind` forks before the server starts. The parent (the pid the editor
+  started, and the one it may SIGKILL) waits for the server, the child. The server dies
+  with its keeper (a parent-death signal, SIGTERM, which the server handles by killing its
+  runs); the keeper is the subreaper above the server, so whatever a server killed with
+  SIGKILL leaves behind is re-parented to the keeper, which kills it and exits with the
+  server's status.
+
+Imported before the keeper forks: light standard modules only. `escapees` is imported where
+it is first needed (a run, a sweep), so that the keeper does not carry it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Collection, Mapping
+
+__all__ = [
+    "GROUP_KILL_ONLY",
+    "MARKER_VAR",
+    "RunReach",
+    "claim_children",
+    "exit_fd",
+    "fd_readable",
+    "keep_behind",
+    "kill_group",
+    "set_subreaper",
+    "sweep",
+    "wait_until",
+]
+
+MARKER_VAR = "LSP_VERIFY_RUN"
+
+# True: on Linux too, only the process group is killed, as on macOS and other Unix systems.
+# For the tests of that path; nothing in the package sets it.
+GROUP_KILL_ONLY = False
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+# After the server is gone, how long the keeper keeps killing what is re-parented to it.
+KEEPER_SWEEP_S = 2.0
+
+_claimed = False
+
+
+def _chases_escapees() -> bool:
+    return sys.platform == "linux" and not GROUP_KILL_ONLY
+
+
+# ------------------------------------------------------------------------ everywhere
+
+
+def kill_group(pgid: int) -> bool:
+    """SIGKILL the process group `pgid`; False when that failed (it is gone already)."""
+    if sys.platform == "win32":
+        return False
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        return False
+    return True
+
+
+async def wait_until(done: Callable[[], bool], timeout: float, blocking: bool) -> bool:
+    """Poll `done` with a short backoff. blocking=True never suspends: it is the path for a
+    task that is being cancelled, where another await could be interrupted half-way."""
+    import asyncio  # loaded by the caller already; not before the keeper forks
+
+    deadline = time.monotonic() + timeout
+    delay = 0.0002
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        if blocking:
+            time.sleep(delay)
+        else:
+            await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.01)
+    return True
+
+
+def fd_readable(fd: int) -> bool:
+    """True when a poll of `fd` (a pidfd) finds it readable now."""
+    if sys.platform == "win32":
+        return False
+    import select  # here: a module the keeper never needs
+
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+def exit_fd(pid: int) -> int | None:
+    """A file descriptor that becomes readable when the child `pid` exits (a pidfd), or
+    None where there is none: off Linux, on the group-kill-only path, on old kernels."""
+    from lsp_verify.reaper import escapees
+
+    return None if GROUP_KILL_ONLY else escapees.pidfd_open(pid)
+
+
+class RunReach:
+    """One run's reach over what it started: its marker, and the kills after each step.
+
+    The runner marks each step's environment (`environment`), says what it spawned
+    (`spawned`), and after each step calls `step_ended` (the step's leader exited or was
+    killed, and is not reaped yet) and then `step_reaped`.
+    """
+
+    def __init__(self) -> None:
+        from lsp_verify.reaper import escapees
+
+        self._run_id = os.urandom(16).hex()
+        self._token = self._run_id.encode()
+        self._window = escapees.PidWindow() if _chases_escapees() else None
+        self._alone = False
+        self.forked = False  # a step's end saw forks beyond the steps themselves
+
+    def environment(self, env: Mapping[str, str]) -> dict[str, str]:
+        """`env` with the run's marker. Appended to an outer run's when lsp-verify runs
+        inside a verify run (its own test suite): the outer run can still find and kill
+        what the inner one started."""
+        marked = dict(env)
+        outer = marked.get(MARKER_VAR)
+        marked[MARKER_VAR] = f"{outer}:{self._run_id}" if outer else self._run_id
+        return marked
+
+    def spawned(self, pid: int) -> None:
+        if self._window is not None:
+            self._window.note(pid)
+
+    async def step_ended(self, group: int, leader_reaped: bool, blocking: bool) -> None:
+        """Kill what is left of the step's group and, on Linux, whatever escaped it."""
+        from lsp_verify.reaper import escapees
+
+        window = self._window
+        # A step that started no process of its own (a shell builtin, an exec) leaves
+        # nothing to find: the group is its zombie alone, and the scans of /proc are skipped.
+        self._alone = window is not None and escapees.nothing_else_forked(window)
+        if self._alone:
+            return
+        self.forked = True
+        if not leader_reaped:
+            # Until the leader is reaped its pid still names the group, so this cannot
+            # reach a stranger that was given the same number.
+            kill_group(group)
+        if window is not None:
+            await escapees.kill_escaped(self._token, window, blocking)
+
+    def step_reaped(self, group: int) -> None:
+        """The step's leader is reaped: reap the zombies its session left to us."""
+        from lsp_verify.reaper import escapees
+
+        if self._window is not None and not self._alone:
+            escapees.reap_session_zombies(self._window, group)
+
+
+# ------------------------------------------------------------------ Linux: subreaper
+
+
+def _prctl(option: int, value: int) -> bool:
+    if sys.platform != "linux":
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        result = libc.prctl(
+            option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)
+        )
+    except (OSError, AttributeError):
+        return False
+    return bool(result == 0)
+
+
+def set_subreaper(on: bool) -> bool:
+    """Make this process a child subreaper (or stop being one). False where unavailable."""
+    return _prctl(_PR_SET_CHILD_SUBREAPER, 1 if on else 0)
+
+
+def claim_children() -> bool:
+    """Say that every child process of this one that is not a running step is a run's
+    leftover, and become their subreaper. For the server, `check` and the keeper, which
+    start no process but runs; never for a process that has children of its own (a test
+    suite)."""
+    global _claimed
+    _claimed = set_subreaper(True)
+    return _claimed
+
+
+def children() -> list[int]:
+    """This process's child pids, zombies included."""
+    if sys.platform != "linux":
+        return []
+    found: list[int] = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        tasks = []
+    ok = bool(tasks)
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children", "rb") as handle:
+                found.extend(int(p) for p in handle.read().split())
+        except FileNotFoundError:
+            continue  # the thread ended meanwhile
+        except OSError:
+            ok = False  # a kernel without CONFIG_PROC_CHILDREN: scan every process
+            break
+    if ok:
+        return found
+    from lsp_verify.reaper import escapees
+
+    me = os.getpid()
+    found = []
+    for pid in escapees.all_pids():
+        stat = escapees.proc_stat(pid)
+        if stat is not None and stat[1] == me:
+            found.append(pid)
+    return found
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL a child and, when it leads a process group, the whole group: a leftover
+    `sh` and the job it runs go together, without waiting for a re-parenting round."""
+    if sys.platform == "win32":
+        return
+    with contextlib.suppress(OSError):
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def sweep(spare: Collection[int] = (), kill: bool = True, wait_s: float = 0.5) -> int:
+    """Reap this process's leftover children, and with `kill` SIGKILL the live ones first.
+
+    `spare`: the pids of steps still running (their exit status is still to be read).
+    Killing a leftover hands its own children to us, the subreaper: they are taken in the
+    next round, until none is left or `wait_s` has passed. Returns how many were killed."""
+    if not _claimed or not _chases_escapees():
+        return 0
+    from lsp_verify.reaper import escapees
+
+    killed = 0
+    deadline = time.monotonic() + wait_s
+    while True:
+        leftovers = [pid for pid in children() if pid not in spare]
+        if not leftovers:
+            return killed
+        live = [pid for pid in leftovers if not escapees.dead(pid)]
+        if live and not kill:
+            leftovers = [pid for pid in leftovers if pid not in live]
+            for pid in leftovers:
+                escapees.reap(pid)
+            return killed
+        for pid in live:
+            _kill(pid)
+        killed += len(live)
+        pending = [pid for pid in leftovers if not escapees.reap(pid)]
+        if time.monotonic() >= deadline:
+            return killed
+        if pending:
+            time.sleep(0.002)
+
+
+# ----------------------------------------------------------------------------- the keeper
+
+
+def keep_behind(standalone: bool = True) -> None:
+    """Fork: the child returns and goes on as the server (or `check`); the parent stays
+    behind as its keeper and never returns. Linux only; elsewhere a no-op.
+
+    Called before anything heavy is imported and before any thread starts, so the fork is
+    cheap and safe."""
+    if sys.platform != "linux" or not standalone or os.environ.get("LSP_VERIFY_NO_KEEPER"):
+        return
+    keeper = os.getpid()
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return
+    if pid == 0:
+        os.close(read_end)
+        # Die with the keeper: an editor that SIGKILLs the pid it started takes the server
+        # down, and the server's SIGTERM handler kills its runs on the way out.
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != keeper:  # the keeper died before the line above
+            os.kill(os.getpid(), signal.SIGTERM)
+        os.close(write_end)  # tells the keeper the server is set up
+        return
+    os.close(write_end)
+    _keep(pid, read_end)
+
+
+def _keep(server: int, ready: int) -> None:
+    """The keeper's whole life: forward signals, wait for the server, clean up, exit."""
+    if sys.platform != "linux":
+        return
+    set_subreaper(True)
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, lambda s, _frame: _forward(server, s))
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    with contextlib.suppress(OSError):
+        os.read(ready, 1)  # EOF once the server has its parent-death signal
+        os.close(ready)
+    # The editor's pipes are the server's: the keeper holds none of them open.
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(null, fd)
+    os.close(null)
+    status = 0
+    while True:
+        try:
+            pid, status = os.waitpid(server, 0)
+        except ChildProcessError:
+            break
+        if pid == server:
+            break
+    global _claimed
+    _claimed = True
+    sweep(kill=True, wait_s=KEEPER_SWEEP_S)
+    if os.WIFSIGNALED(status):
+        code = 128 + os.WTERMSIG(status)
+    elif os.WIFEXITED(status):
+        code = os.WEXITSTATUS(status)
+    else:
+        code = 1
+    os._exit(code)
+
+
+def _forward(server: int, signum: int) -> None:
+    with contextlib.suppress(OSError):
+        os.kill(server, signum)
