@@ -113,7 +113,9 @@ def _fingerprint(
 
 
 def needs_question(plan: Plan) -> bool:
-    """True when the plan's command comes from the repository and so needs the user's yes."""
+    """True when the plan's command comes from the repository and so needs the user's yes:
+    every source but the user's own settings (project file, script, detected, and the
+    workspace's settings that a client passes on as `workspaceCommand`)."""
     return plan.command is not None and plan.source not in (None, "settings")
 
 

@@ -129,6 +129,7 @@ def test_needs_question_only_for_repository_commands(workspace: Path) -> None:
     assert needs_question(make(workspace))
     assert needs_question(make(workspace, source="project-file", runner=None))
     assert needs_question(make(workspace, source="script", runner=None))
+    assert needs_question(make(workspace, source="workspace-settings", runner=None))
     assert not needs_question(make(workspace, source="settings", runner=None))
     assert not needs_question(make(workspace, source=None, command=None, steps=()))
 
