@@ -10,7 +10,10 @@ CLI, in temporary folders, with the XDG folders pointed away from the real home.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -255,3 +258,77 @@ def test_check_shows_the_ignored_keys(project: Path, state: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert f"{project / '.lsp-verify.toml'}:2: confirm:" in done.stderr
     assert "ignored" in done.stderr
+
+
+# --- the approval store is a FIFO (item 6): nothing hangs
+
+
+def fifo_store(state: Path, name: str = "approvals.json") -> Path:
+    folder = state / "xdg_state_home" / "lsp-verify"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    os.mkfifo(path)
+    return path
+
+
+def test_approve_with_a_fifo_store_returns(project: Path, state: Path) -> None:
+    store = fifo_store(state)
+    (project / ".lsp-verify.toml").write_text('command = "true"\n')
+    done = cli(state, "approve", str(project))
+    assert "not a regular file" in done.stderr, done.stderr
+    assert str(store) in done.stderr
+    # The store is replaced whole by the write: now a regular file holding the approval.
+    assert done.returncode == 0, done.stderr
+    assert store.is_file()
+    listed = cli(state, "approvals")
+    assert listed.returncode == 0
+    assert json.loads(listed.stdout)["command"] == "true"
+
+
+def test_approvals_with_a_fifo_store_returns(state: Path) -> None:
+    fifo_store(state)
+    done = cli(state, "approvals")
+    assert done.returncode == 0
+    assert done.stdout == ""
+    assert "not a regular file" in done.stderr
+
+
+def test_approve_with_a_fifo_lock_returns(project: Path, state: Path) -> None:
+    fifo_store(state, "approvals.json.lock")
+    (project / ".lsp-verify.toml").write_text('command = "true"\n')
+    done = cli(state, "approve", str(project))
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "lock" in done.stderr and "not a regular file" in done.stderr
+
+
+def defuse(fifo: Path) -> None:
+    """Put an empty regular file in the FIFO's place, then give any reader blocked on the FIFO
+    its end of file: a server without the defence then fails this test instead of hanging it
+    (and its teardown) for good."""
+    if not stat.S_ISFIFO(os.lstat(fifo).st_mode):
+        return  # already replaced by an approval the server stored
+    held = fifo.with_name(fifo.name + ".held")
+    os.link(fifo, held)
+    spare = fifo.with_name(fifo.name + ".spare")
+    spare.write_bytes(b"")
+    os.replace(spare, fifo)
+    with contextlib.suppress(OSError):  # ENXIO: nobody was reading
+        os.close(os.open(held, os.O_WRONLY | os.O_NONBLOCK))
+    held.unlink()
+
+
+async def test_the_server_answers_a_save_with_a_fifo_store(project: Path, state: Path) -> None:
+    store = fifo_store(state)
+    hostile_project(project, "")
+    async with session(project, state=state) as s:
+        try:
+            s.answer = lambda params: DONT_RUN
+            s.save("a.c", "int y;\n")
+            await s.wait_for(lambda: s.questions, timeout=5, what="the approval question")
+            await s.wait_for(lambda: s.finished(), timeout=5, what="the declined record")
+            assert (await s.command("verify.showLastRun", timeout=5))["outcome"] == "declined"
+            assert not pwned(project)
+            warnings = [m.message for m in s.client.messages if str(store) in m.message]
+            assert warnings and "not a regular file" in warnings[0]
+        finally:
+            defuse(store)
