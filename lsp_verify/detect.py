@@ -1,6 +1,7 @@
 """Which command runs for a folder, and why.
 
-`make_plan` walks the sources in order: editor settings, `.lsp-verify.toml`, an executable
+`make_plan` walks the sources in order: editor settings (the user's `command`, else a
+`workspaceCommand`, the repository's), `.lsp-verify.toml`, an executable
 `.gptme/verify-completion.sh`, then the five detector rules. It reads only files at the folder
 root (plus the fixed paths `.gptme/verify-completion.sh`, `uv.lock` and `.venv/bin/pytest`),
 never lists a directory, and runs nothing.
@@ -76,6 +77,8 @@ class Plan:
 
 
 SCRIPT = ".gptme/verify-completion.sh"
+# The source of a command the client says the workspace supplied (`workspaceCommand`).
+WORKSPACE_SETTINGS = "workspace-settings"
 SCRIPT_COMMAND = "./" + SCRIPT
 RUNNERS = ("pytest", "tox", "npm", "cargo", "make")
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
@@ -677,13 +680,34 @@ def command_plan(folder: str, command: str, reason: str) -> Plan:
 
 
 def _from_settings(folder: str, editor: ParsedSettings | None) -> tuple[Rule, Plan | None]:
-    command = editor.values.get("command") if editor is not None else None
+    values = editor.values if editor is not None else {}
+    command = values.get("command")
     if isinstance(command, str):
         plan = command_plan(
             folder, command, "The command comes from the editor's settings (verify.command)."
         )
         return Rule("settings", True, f"verify.command is set to {show(command)}"), plan
-    problems = [m.text for m in editor.messages if m.key == "command"] if editor else []
+    workspace = values.get("workspace_command")
+    if isinstance(workspace, str):
+        # The client says the workspace supplied it (VS Code's .vscode/settings.json): the
+        # repository's command, so its source asks for approval like a project file's.
+        plan = dataclasses.replace(
+            command_plan(
+                folder,
+                workspace,
+                "The command comes from the workspace's own settings (verify.command in "
+                ".vscode/settings.json or the .code-workspace file), which the repository "
+                "controls, so it runs once you approve it.",
+            ),
+            source=WORKSPACE_SETTINGS,
+        )
+        why = f"the workspace's settings set verify.command to {show(workspace)}"
+        return Rule("settings", True, why), plan
+    problems = (
+        [m.text for m in editor.messages if m.key in ("command", "workspaceCommand")]
+        if editor
+        else []
+    )
     why = "no command in the editor's settings"
     if problems:
         why += f" ({'; '.join(problems)})"

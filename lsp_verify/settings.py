@@ -12,7 +12,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -43,6 +43,7 @@ class Settings:
     tail_lines: int = 40
     auto_detect: bool = True
     confirm: str = "onChange"
+    workspace_command: str | None = None
 
 
 DEFAULTS = Settings()
@@ -56,7 +57,18 @@ KEYS: Mapping[str, str] = {
     "tailLines": "tail_lines",
     "autoDetect": "auto_detect",
     "confirm": "confirm",
+    "workspaceCommand": "workspace_command",
 }
+
+# The keys a repository may set: at the top level of `.lsp-verify.toml` (and, through the
+# VS Code client, in the workspace's own settings). The others are the user's alone: `confirm`
+# and `autoDetect` decide whether a repository's command runs without the user's yes, and
+# `workspaceCommand` is how a client marks a command as the repository's. A project file's
+# parse never yields them, and merging never takes them from it.
+REPOSITORY_KEYS: frozenset[str] = frozenset({"command", "globs", "timeoutMs", "runOn", "tailLines"})
+_REPOSITORY_FIELDS = frozenset(KEYS[key] for key in REPOSITORY_KEYS)
+# Keys whose null means "unset".
+_NULLABLE = ("command", "workspaceCommand")
 
 
 @dataclass(frozen=True)
@@ -144,8 +156,8 @@ def _too_large(value: object, maximum: int) -> bool:
 
 def _validate(key: str, value: object) -> tuple[bool, object, str]:
     """(ok, converted value, what was expected) for one known key; value None is handled
-    by the caller only for `command`."""
-    if key == "command":
+    by the caller for the command keys."""
+    if key in _NULLABLE:
         if isinstance(value, str):
             if value.strip():
                 return True, value, ""
@@ -186,7 +198,8 @@ def parse_settings(value: object, origin: str = "settings") -> ParsedSettings:
     origin names where the value came from. Messages about the editor's section (origin
     "settings", "initializationOptions", ...) write keys as `verify.<key>`; for origins
     ".lsp-verify.toml" and "command line" they write bare keys, since the caller shows the
-    file or the flags beside the message.
+    file or the flags beside the message. From ".lsp-verify.toml", the repository's file, only
+    REPOSITORY_KEYS are taken; every other known key is ignored with a message.
     """
     bare = origin in (PROJECT_FILE, "command line")
     prefix = "" if bare else "verify."
@@ -209,13 +222,16 @@ def parse_settings(value: object, origin: str = "settings") -> ParsedSettings:
             key_text = raw_key if isinstance(raw_key, str) else show(raw_key)
             text = f"{prefix}{key_text}: unknown key; ignored"
             if isinstance(raw_key, str):
-                hint = _suggest(raw_key)
+                hint = _suggest(raw_key, REPOSITORY_KEYS if origin == PROJECT_FILE else KEYS)
                 if hint:
                     text += f" (did you mean {hint}?)"
             messages.append(SettingsMessage(key_text, text))
             continue
+        if origin == PROJECT_FILE and raw_key not in REPOSITORY_KEYS:
+            messages.append(SettingsMessage(raw_key, _not_the_repositorys(raw_key)))
+            continue
         field = KEYS[raw_key]
-        if raw_key == "command" and item is None:
+        if raw_key in _NULLABLE and item is None:
             continue  # null is how a user unsets the command
         ok, converted, expected = _validate(raw_key, item)
         if ok:
@@ -229,16 +245,23 @@ def parse_settings(value: object, origin: str = "settings") -> ParsedSettings:
     return ParsedSettings(values, tuple(messages))
 
 
-def _suggest(key: str) -> str:
+def _not_the_repositorys(key: str) -> str:
+    return (
+        f"{key}: ignored here; only your editor's settings can set it "
+        "(a repository cannot decide whether its own command runs without your approval)"
+    )
+
+
+def _suggest(key: str, keys: Collection[str]) -> str:
     camel = re.sub(r"[_-]([a-z])", lambda m: m.group(1).upper(), key)
-    if camel in KEYS:
+    if camel in keys:
         return camel
-    lower = {k.lower(): k for k in KEYS}
+    lower = {k.lower(): k for k in keys}
     if key.lower() in lower:
         return lower[key.lower()]
     import difflib  # only for an unknown key
 
-    close = difflib.get_close_matches(key, list(KEYS), n=1, cutoff=0.75)
+    close = difflib.get_close_matches(key, sorted(keys), n=1, cutoff=0.75)
     return close[0] if close else ""
 
 
@@ -371,10 +394,11 @@ def _broken(path: str, data: bytes, problem: str, line: int | None) -> ProjectFi
 
 
 def effective_settings(editor: ParsedSettings | None, project: ProjectFile | None) -> Settings:
-    """Editor values beat project-file values beat defaults, key by key."""
+    """Editor values beat project-file values beat defaults, key by key. Only the editor
+    sets the keys outside REPOSITORY_KEYS."""
     merged: dict[str, object] = {}
     if project is not None:
-        merged.update(project.parsed.values)
+        merged.update((k, v) for k, v in project.parsed.values.items() if k in _REPOSITORY_FIELDS)
     if editor is not None:
         merged.update(editor.values)
     known = {f.name for f in dataclasses.fields(Settings)}

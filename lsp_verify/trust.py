@@ -5,8 +5,10 @@ the user approved that exact plan. Decisions are kept per folder and plan finger
 JSON file in the user's state directory, never in the repository.
 
 The store never raises on what a user or another program can do to its file: a corrupt,
-empty, unreadable or foreign file reads as empty and yields one warning (`take_warnings`),
-and a write that cannot happen makes `approve`/`refuse` return False with a warning.
+empty, unreadable or foreign file, or one that is not a regular file (a FIFO is never
+opened for reading, so it cannot block), reads as empty and yields one warning
+(`take_warnings`), and a write that cannot happen makes `approve`/`refuse` return False with
+a warning.
 
 Writes take an exclusive `flock` on a sibling lock file, re-read the file, merge their one
 change and atomically replace the file, so servers writing at the same time never lose each
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from lsp_verify.detect import Plan
+from lsp_verify.settings import read_limited
 
 if sys.platform != "win32":
     import fcntl
@@ -113,7 +116,9 @@ def _fingerprint(
 
 
 def needs_question(plan: Plan) -> bool:
-    """True when the plan's command comes from the repository and so needs the user's yes."""
+    """True when the plan's command comes from the repository and so needs the user's yes:
+    every source but the user's own settings (project file, script, detected, and the
+    workspace's settings that a client passes on as `workspaceCommand`)."""
     return plan.command is not None and plan.source not in (None, "settings")
 
 
@@ -194,8 +199,9 @@ def _folder_key(folder: str) -> str:
 
 
 def _read_store_bytes(path: Path) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(MAX_STORE_BYTES + 1)
+    # As settings files are read: non-blocking (a FIFO put in the store's place cannot hang
+    # the server or `lsp-verify approve`), regular files only, and never more than the limit.
+    return read_limited(str(path), MAX_STORE_BYTES)
 
 
 @dataclass(frozen=True)
@@ -402,9 +408,13 @@ class TrustStore:
             return _Loaded({}, f"cannot be examined ({exc.strerror or exc})")
         if stat.S_ISDIR(st.st_mode):
             return _Loaded({}, "is a directory, not a file")
+        if not stat.S_ISREG(st.st_mode):
+            return _Loaded({}, "is not a regular file")
         sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         if use_cache and sig == self._cache_sig:
             return _Loaded(self._cache)
+        if st.st_size > MAX_STORE_BYTES:
+            return _Loaded({}, f"is larger than {MAX_STORE_BYTES} bytes")
         try:
             data = _read_store_bytes(path)
         except OSError as exc:
@@ -465,8 +475,13 @@ class TrustStore:
             parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             # mkdir's mode passes through the umask; the folder holds per-user decisions.
             os.chmod(parent, 0o700)
-        fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        lock = str(path) + ".lock"
+        # Non-blocking: opening a FIFO put in the lock's place must not wait for a partner.
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(lock, flags, 0o600)
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise _WriteFailed(f"its lock file {lock} is not a regular file; remove it")
             if sys.platform != "win32":
                 deadline = time.monotonic() + LOCK_TIMEOUT_S
                 while True:

@@ -54,6 +54,8 @@ def check_invariants(plan: Plan) -> None:
         assert plan.steps == () and plan.manifest is None and plan.fingerprint is None
     else:
         winner = plan.runner if plan.source == "detected" else plan.source
+        if plan.source == "workspace-settings":
+            winner = "settings"  # the editor's settings rule covers both command keys
         assert matched[0] == winner
         for later in plan.rules:
             if later.matched and later.runner != winner:
@@ -504,13 +506,32 @@ def test_auto_detect_off_stops_at_the_script(tmp_path: Path) -> None:
     assert make_plan(str(tmp_path)).runner == "pytest"
 
 
-def test_auto_detect_off_from_the_project_file(tmp_path: Path) -> None:
+def test_auto_detect_from_the_project_file_is_ignored(tmp_path: Path) -> None:
+    # autoDetect is the user's key: the repository's file cannot set it either way.
     write(tmp_path, {".lsp-verify.toml": "autoDetect = false\n", "pytest.ini": ""})
     plan = make_plan(str(tmp_path))
-    assert plan.command is None
+    assert plan.runner == "pytest"
     assert rule(plan, "project-file").why == ".lsp-verify.toml sets no command"
-    # The editor's value beats the file's, key by key.
-    assert make_plan(str(tmp_path), parse_settings({"autoDetect": True})).runner == "pytest"
+    assert make_plan(str(tmp_path), parse_settings({"autoDetect": False})).command is None
+
+
+def test_a_workspace_command_is_the_repositorys(tmp_path: Path) -> None:
+    from lsp_verify.trust import needs_question, plan_fingerprint
+
+    write(tmp_path, {".lsp-verify.toml": 'command = "make check"\n'})
+    plan = make_plan(str(tmp_path), parse_settings({"workspaceCommand": "make lint"}))
+    check_invariants(plan)
+    assert plan.source == "workspace-settings"
+    assert (plan.command, plan.steps, plan.manifest) == ("make lint", ("make lint",), None)
+    assert needs_question(plan)
+    assert "the workspace's settings" in rule(plan, "settings").why
+    other = make_plan(str(tmp_path), parse_settings({"workspaceCommand": "make all"}))
+    assert plan_fingerprint(other) != plan_fingerprint(plan)
+    # The user's own command comes first, and runs unasked.
+    both = parse_settings({"command": "make test", "workspaceCommand": "make lint"})
+    mine = make_plan(str(tmp_path), both)
+    assert (mine.source, mine.command) == ("settings", "make test")
+    assert not needs_question(mine)
 
 
 def test_project_argument_replaces_loading(tmp_path: Path) -> None:

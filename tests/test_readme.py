@@ -45,7 +45,7 @@ def _expected_type(field: dataclasses.Field[object], key: str) -> str:
     if key == "confirm":
         return ", ".join(f'`"{v}"`' for v in settings.CONFIRM_VALUES)
     default = field.default
-    if key == "command":
+    if key in ("command", "workspaceCommand"):
         return "string or null"
     if isinstance(default, bool):
         return "boolean"

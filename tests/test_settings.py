@@ -13,7 +13,11 @@ from hypothesis import strategies as st
 
 from lsp_verify.settings import (
     DEFAULTS,
+    KEYS,
+    PROJECT_FILE,
+    REPOSITORY_KEYS,
     ParsedSettings,
+    ProjectFile,
     Settings,
     SettingsMessage,
     effective_settings,
@@ -279,6 +283,49 @@ def test_project_file_unknown_and_wrong_keys_have_lines(tmp_path: Path) -> None:
     assert by_key["timeOut"].text.startswith("timeOut: unknown key")
     assert by_key["tailLines"].line == 4
     assert by_key["tailLines"].text == "tailLines: expected a positive integer, got 'x'; using 40"
+
+
+def test_project_file_never_yields_the_users_keys(tmp_path: Path) -> None:
+    project(
+        tmp_path,
+        'command = "make check"\nconfirm = "never"\n\nautoDetect = false\n'
+        'workspaceCommand = "x"\nconfirm_ = 1\n',
+    )
+    loaded = load_project_file(str(tmp_path))
+    assert loaded is not None
+    assert loaded.parsed.values == {"command": "make check"}
+    by_key = {m.key: m for m in loaded.parsed.messages}
+    assert by_key["confirm"].line == 2
+    assert by_key["autoDetect"].line == 4
+    assert by_key["workspaceCommand"].line == 5
+    for key in ("confirm", "autoDetect", "workspaceCommand"):
+        assert by_key[key].text.startswith(f"{key}: ignored here; only your editor's settings")
+    # A near miss is not pointed at a key the file may not set.
+    assert by_key["confirm_"].text == "confirm_: unknown key; ignored"
+
+
+def test_the_repository_keys_are_the_spec_list() -> None:
+    assert sorted(REPOSITORY_KEYS) == ["command", "globs", "runOn", "tailLines", "timeoutMs"]
+    assert REPOSITORY_KEYS.issubset(KEYS) and set(KEYS) != REPOSITORY_KEYS
+
+
+def test_merging_takes_only_repository_keys_from_a_project_file() -> None:
+    # Even a ProjectFile built by hand with the user's keys in it cannot weaken trust.
+    values = {"command": "x", "confirm": "never", "auto_detect": False, "workspace_command": "y"}
+    forged = ProjectFile(PROJECT_FILE, b"", ParsedSettings(values, ()))
+    merged = effective_settings(None, forged)
+    assert merged == dataclasses.replace(DEFAULTS, command="x")
+    user = parse_settings({"confirm": "never", "autoDetect": False})
+    assert effective_settings(user, forged) == dataclasses.replace(
+        DEFAULTS, command="x", confirm="never", auto_detect=False
+    )
+
+
+def test_workspace_command_is_a_command_key() -> None:
+    assert parse_settings({"workspaceCommand": "make"}).values == {"workspace_command": "make"}
+    assert parse_settings({"workspaceCommand": None}) == ParsedSettings({}, ())
+    (message,) = parse_settings({"workspaceCommand": " "}).messages
+    assert message.text.startswith("verify.workspaceCommand: expected a non-empty command")
 
 
 def test_project_file_verify_table_hint(tmp_path: Path) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
 import subprocess
 import sys
 import textwrap
+import threading
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -129,6 +132,7 @@ def test_needs_question_only_for_repository_commands(workspace: Path) -> None:
     assert needs_question(make(workspace))
     assert needs_question(make(workspace, source="project-file", runner=None))
     assert needs_question(make(workspace, source="script", runner=None))
+    assert needs_question(make(workspace, source="workspace-settings", runner=None))
     assert not needs_question(make(workspace, source="settings", runner=None))
     assert not needs_question(make(workspace, source=None, command=None, steps=()))
 
@@ -412,6 +416,61 @@ def test_unreadable_store_reads_empty_then_is_rewritten(
         assert "Permission denied" in warning
         assert store.approve(make(workspace)) is True
     assert TrustStore().lookup(str(workspace), fp) == APPROVED
+
+
+@contextlib.contextmanager
+def fifo_released_after(fifo: Path, seconds: float = 3.0) -> Iterator[None]:
+    """A blocking open of the FIFO would wait for a writer forever: one comes after `seconds`,
+    so that a store without the defence fails the test instead of hanging it."""
+
+    def release() -> None:
+        with contextlib.suppress(OSError):  # ENXIO: nobody is reading, nothing to release
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    timer = threading.Timer(seconds, release)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def test_a_fifo_at_the_store_path_reads_empty_and_is_replaced(
+    _isolated_home: Path, workspace: Path
+) -> None:
+    # Opening a FIFO for reading blocks until a writer comes: it must never be opened so.
+    path = store_path(_isolated_home)
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    store = TrustStore()
+    fp = plan_fingerprint(make(workspace))
+    with fifo_released_after(path):
+        assert store.lookup(str(workspace), fp) is None
+    (warning,) = store.take_warnings()
+    assert str(path) in warning and "not a regular file" in warning
+    assert store.approve(make(workspace)) is True
+    assert path.is_file()
+    assert TrustStore().lookup(str(workspace), fp) == APPROVED
+
+
+def test_a_store_swapped_for_a_fifo_after_the_stat_is_not_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with fifo_released_after(fifo), pytest.raises(OSError, match="not a regular file"):
+        trust._read_store_bytes(fifo)
+
+
+def test_a_fifo_at_the_lock_path_fails_the_write_softly(
+    _isolated_home: Path, workspace: Path
+) -> None:
+    path = store_path(_isolated_home)
+    path.parent.mkdir(parents=True)
+    os.mkfifo(str(path) + ".lock")
+    store = TrustStore()
+    assert store.approve(make(workspace)) is False
+    (warning,) = store.take_warnings()
+    assert "lock file" in warning and "not a regular file" in warning
+    assert not path.exists()
 
 
 def test_a_directory_at_the_store_path_fails_softly(_isolated_home: Path, workspace: Path) -> None:

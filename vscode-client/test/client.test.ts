@@ -122,7 +122,8 @@ describe('workspace/configuration', () => {
             {},
             next,
         );
-        expect(answer).toEqual([{ timeoutMs: 5000 }, { timeoutMs: 5000, command: 'cargo test' }, 'other']);
+        // A folder's own command is the workspace's (the repository's), so it is marked as such.
+        expect(answer).toEqual([{ timeoutMs: 5000 }, { timeoutMs: 5000, workspaceCommand: 'cargo test' }, 'other']);
     });
 });
 

@@ -99,7 +99,13 @@ function freshState() {
         settings: new Map<string, Inspected>(),
         folderSettings: new Map<string, Map<string, unknown>>(),
         /** Values VS Code ignores in Restricted Mode for restricted settings. */
-        restricted: new Set(['verify.command', 'verify.server.path', 'verify.server.interpreter']),
+        restricted: new Set([
+            'verify.command',
+            'verify.confirm',
+            'verify.autoDetect',
+            'verify.server.path',
+            'verify.server.interpreter',
+        ]),
         defaults: new Map<string, unknown>([
             ['verify.command', null],
             ['verify.globs', []],
