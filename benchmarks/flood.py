@@ -14,8 +14,8 @@ import asyncio
 import tempfile
 import time
 
-from lsp_verify.detect import command_plan
 from lsp_verify.execute import run_plan
+from lsp_verify.plan import command_plan
 from lsp_verify.problems.base import Problem
 
 

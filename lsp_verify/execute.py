@@ -9,7 +9,7 @@ import asyncio
 import os
 from typing import Callable
 
-from lsp_verify.detect import Plan
+from lsp_verify.plan import Plan
 from lsp_verify.problems import make_sink
 from lsp_verify.problems.base import LineSink
 from lsp_verify.record import Record, Trigger, record_for_plan

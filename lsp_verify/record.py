@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # only types: the server imports this before it answers `initialize`
-    from lsp_verify.detect import Plan
+    from lsp_verify.plan import Plan
     from lsp_verify.problems.base import Problem
 
 Outcome = Literal["passed", "failed", "timed-out", "cancelled", "skipped", "declined", "no-plan"]

@@ -54,7 +54,7 @@ from lsp_verify.uris import path_to_uri, relative_to, uri_to_path
 from lsp_verify.verifier import FolderVerifier, RunRequest
 
 if TYPE_CHECKING:
-    from lsp_verify.detect import Plan
+    from lsp_verify.plan import Plan
     from lsp_verify.trust import TrustStore
 
 # What only a run needs (the detector, the runner, the matchers, the trust store) is imported
@@ -416,7 +416,7 @@ class VerifyServer(LanguageServer):
         """The folder's plan, made again only when the editor settings or one of the files
         planning reads changed (the runner still checks the manifest's bytes before it
         spawns, so a change the stat missed skips the run rather than running stale)."""
-        from lsp_verify.detect import make_plan, plan_signature
+        from lsp_verify.plan import make_plan, plan_signature
 
         signature = plan_signature(folder.path)
         cached = folder.plan_cache
@@ -1046,7 +1046,7 @@ def build_server() -> VerifyServer:
 
     @server.command("verify.explain")
     async def explain(ls: VerifyServer, *args: Any) -> Any:
-        from lsp_verify.detect import plan_to_json
+        from lsp_verify.plan import plan_to_json
 
         folder = ls.target(args)[0]
         if folder is None:
@@ -1230,8 +1230,8 @@ async def _serve_stdio(server: VerifyServer) -> None:
 
 def _import_run_modules() -> None:
     """Import what a run needs, and make the server the subreaper of what runs start."""
-    import lsp_verify.detect
     import lsp_verify.execute
+    import lsp_verify.plan
     import lsp_verify.trust  # noqa: F401
     from lsp_verify.reaper import claim_children
 

@@ -19,7 +19,7 @@ import shlex
 import shutil
 from dataclasses import dataclass
 
-from lsp_verify.detect import Plan, fingerprint
+from lsp_verify.plan import Plan, fingerprint
 from lsp_verify.runner import Step
 
 __all__ = ["Ready", "prepared"]

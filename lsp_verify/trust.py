@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from lsp_verify.detect import Plan
+from lsp_verify.plan import Plan
 from lsp_verify.settings import read_limited
 
 if sys.platform != "win32":
@@ -589,7 +589,7 @@ def trust_main(cmd: str, dir: str | None) -> int:
 
 
 def _approve(store: TrustStore, folder: str) -> int:
-    from lsp_verify.detect import make_plan
+    from lsp_verify.plan import make_plan
 
     plan = make_plan(folder)
     if plan.command is None:

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_verify import detect
-from lsp_verify.detect import Plan, make_plan
+from lsp_verify.plan import Plan, Rule, make_plan
 from lsp_verify.settings import load_project_file, parse_settings
 
 ORDER = ["settings", "project-file", "script", "pytest", "tox", "npm", "cargo", "make"]
@@ -41,7 +40,7 @@ def write(folder: Path, files: dict[str, str | bytes]) -> Path:
     return folder
 
 
-def rule(plan: Plan, runner: str) -> detect.Rule:
+def rule(plan: Plan, runner: str) -> Rule:
     return next(r for r in plan.rules if r.runner == runner)
 
 
@@ -737,7 +736,7 @@ def test_planning_looks_only_at_the_declared_inputs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`plan_signature` is only sound if PLAN_INPUTS lists every path planning touches."""
-    import lsp_verify.detect as detect
+    import lsp_verify.plan as plan_module
     import lsp_verify.settings as settings_module
 
     (tmp_path / "uv.lock").write_text("")
@@ -754,15 +753,15 @@ def test_planning_looks_only_at_the_declared_inputs(
             touched.add("/".join(parts))
         return original_join(base, *parts)
 
-    monkeypatch.setattr(detect.os.path, "join", recording_join)
+    monkeypatch.setattr(plan_module.os.path, "join", recording_join)
     monkeypatch.setattr(settings_module.os.path, "join", recording_join)
-    detect.make_plan(str(tmp_path))
+    plan_module.make_plan(str(tmp_path))
     assert touched, "the recorder saw nothing: the test would pass vacuously"
-    assert touched <= set(detect.PLAN_INPUTS), touched - set(detect.PLAN_INPUTS)
+    assert touched <= set(plan_module.PLAN_INPUTS), touched - set(plan_module.PLAN_INPUTS)
 
 
 def test_plan_signature_changes_with_an_input(tmp_path: Path) -> None:
-    from lsp_verify.detect import plan_signature
+    from lsp_verify.plan import plan_signature
 
     before = plan_signature(str(tmp_path))
     (tmp_path / "notes.txt").write_text("unrelated")
@@ -776,10 +775,10 @@ def test_plan_signature_changes_with_an_input(tmp_path: Path) -> None:
 
 def _stat_signature(folder: Path) -> tuple[object, ...]:
     """What plan_signature must say, written the plain way: stat every input."""
-    from lsp_verify import detect
+    from lsp_verify import plan as plan_module
 
     out: list[object] = [os.environ.get("PATH")]
-    for name in detect.PLAN_INPUTS:
+    for name in plan_module.PLAN_INPUTS:
         try:
             st = os.stat(folder / name)
         except OSError:
@@ -790,7 +789,7 @@ def _stat_signature(folder: Path) -> tuple[object, ...]:
 
 
 def test_plan_signature_says_what_stat_says(tmp_path: Path) -> None:
-    from lsp_verify.detect import plan_signature
+    from lsp_verify.plan import plan_signature
 
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / ".venv" / "bin").mkdir(parents=True)
@@ -807,12 +806,12 @@ def test_plan_signature_says_what_stat_says(tmp_path: Path) -> None:
 def test_plan_signature_without_dir_fd_says_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lsp_verify import detect
+    from lsp_verify import plan as plan_module
 
     (tmp_path / "Cargo.toml").write_text("[package]\n")
-    with_fd = detect.plan_signature(str(tmp_path))
-    monkeypatch.setattr(detect, "_DIR_FD", False)
-    assert detect.plan_signature(str(tmp_path)) == with_fd == _stat_signature(tmp_path)
-    assert detect.plan_signature(str(tmp_path) + "\0x") == (os.environ.get("PATH"),) + (
+    with_fd = plan_module.plan_signature(str(tmp_path))
+    monkeypatch.setattr(plan_module, "_DIR_FD", False)
+    assert plan_module.plan_signature(str(tmp_path)) == with_fd == _stat_signature(tmp_path)
+    assert plan_module.plan_signature(str(tmp_path) + "\0x") == (os.environ.get("PATH"),) + (
         None,
-    ) * len(detect.PLAN_INPUTS)
+    ) * len(plan_module.PLAN_INPUTS)

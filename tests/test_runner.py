@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_verify.detect import Plan
 from lsp_verify.execute import run_plan
 from lsp_verify.output import LINE_CAP, TAIL_CHARS, Tail
+from lsp_verify.plan import Plan
 from lsp_verify.problems.base import Problem
 from lsp_verify.reaper import MARKER_VAR, escapees, set_subreaper
 from lsp_verify.reaper.escapees import reap_escaped

@@ -7,8 +7,8 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Callable
 
-from lsp_verify.detect import command_plan
 from lsp_verify.execute import execute_plan
+from lsp_verify.plan import command_plan
 from lsp_verify.record import Record
 from lsp_verify.settings import Settings
 from lsp_verify.verifier import FolderVerifier, RunRequest

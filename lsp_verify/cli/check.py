@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from lsp_verify.detect import Plan, make_plan, plan_to_json
 from lsp_verify.execute import execute_plan
+from lsp_verify.plan import Plan, make_plan, plan_to_json
 from lsp_verify.reaper import claim_children, sweep
 from lsp_verify.record import Record
 from lsp_verify.settings import (

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from lsp_verify.detect import make_plan, plan_to_json
+from lsp_verify.plan import make_plan, plan_to_json
 from lsp_verify.settings import SettingsMessage, load_project_file
 
 EXIT_USAGE = 2
