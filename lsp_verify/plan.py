@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import hashlib
+import json
 import os
 import stat
 from dataclasses import dataclass
@@ -354,3 +356,36 @@ def plan_to_json(plan: Plan) -> dict[str, object]:
             {"runner": rule.runner, "matched": rule.matched, "why": rule.why} for rule in plan.rules
         ],
     }
+
+
+# Bumping this changes every plan fingerprint, so every stored approval is asked again.
+_FINGERPRINT_TAG = "lsp-verify plan v1"
+
+
+def plan_fingerprint(plan: Plan) -> str:
+    """sha256 over what decides what runs: source, runner, command, steps, manifest and its bytes.
+
+    The folder is not part of it (the store keys by folder already); neither are the reason,
+    the rules, nor the snapshot and env, which are derived from the manifest bytes that
+    `plan.fingerprint` already covers.
+    """
+    return _fingerprint(
+        plan.source, plan.runner, plan.command, plan.steps, plan.manifest, plan.fingerprint
+    )
+
+
+@functools.lru_cache(maxsize=256)  # every save asks for the fingerprint of the same plan
+def _fingerprint(
+    source: str | None,
+    runner: str | None,
+    command: str | None,
+    steps: tuple[str, ...],
+    manifest: str | None,
+    manifest_fingerprint: str | None,
+) -> str:
+    canonical = json.dumps(
+        [_FINGERPRINT_TAG, source, runner, command, list(steps), manifest, manifest_fingerprint],
+        ensure_ascii=True,
+        separators=(",", ":"),
+    )
+    return fingerprint(canonical.encode("ascii"))

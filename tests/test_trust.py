@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from lsp_verify import cli, trust
+from lsp_verify import cli
 from lsp_verify.plan import Plan, Rule
 from lsp_verify.trust import (
     APPROVED,
@@ -28,6 +28,7 @@ from lsp_verify.trust import (
     plan_fingerprint,
     state_dir,
 )
+from lsp_verify.trust import store as store_module
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -249,9 +250,9 @@ def test_old_decisions_of_a_folder_are_capped(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ticks = iter(range(1000))
-    monkeypatch.setattr(trust, "_now", lambda: f"2026-01-01T00:00:00.{next(ticks):03d}Z")
+    monkeypatch.setattr(store_module, "now_iso", lambda: f"2026-01-01T00:00:00.{next(ticks):03d}Z")
     store = TrustStore()
-    total = trust.MAX_DECISIONS_PER_FOLDER + 5
+    total = store_module.MAX_DECISIONS_PER_FOLDER + 5
     for n in range(total):
         assert store.approve(make(workspace, command=f"make test{n}"))
     kept = [d.command for d in store.decisions(str(workspace))]
@@ -288,7 +289,7 @@ def test_file_modes_and_nothing_in_the_workspace(_isolated_home: Path, workspace
         "approvals.json.lock",
     ]
     data = json.loads(path.read_text())
-    assert data["version"] == trust.FORMAT_VERSION
+    assert data["version"] == store_module.FORMAT_VERSION
     assert list(data["folders"]) == [str(workspace)]
 
 
@@ -347,7 +348,7 @@ def test_damaged_store_reads_empty_warns_once_and_is_rewritten(
     assert store.approve(make(workspace)) is True
     assert store.take_warnings() == []
     data = json.loads(path.read_bytes().decode("utf-8"))
-    assert data["version"] == trust.FORMAT_VERSION
+    assert data["version"] == store_module.FORMAT_VERSION
     assert list(data["folders"][str(workspace)]) == [fp]
     assert TrustStore().lookup(str(workspace), fp) == APPROVED
 
@@ -408,7 +409,7 @@ def test_unreadable_store_reads_empty_then_is_rewritten(
     fp = plan_fingerprint(make(workspace))
     # A context, not monkeypatch.undo(): that would also restore the real XDG_STATE_HOME.
     with monkeypatch.context() as patch:
-        patch.setattr(trust, "_read_store_bytes", denied)
+        patch.setattr(store_module, "_read_store_bytes", denied)
         store = TrustStore()
         assert store.lookup(str(workspace), fp) is None
         assert store.decisions() == []
@@ -457,7 +458,7 @@ def test_a_store_swapped_for_a_fifo_after_the_stat_is_not_read(tmp_path: Path) -
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     with fifo_released_after(fifo), pytest.raises(OSError, match="not a regular file"):
-        trust._read_store_bytes(fifo)
+        store_module._read_store_bytes(fifo)
 
 
 def test_a_fifo_at_the_lock_path_fails_the_write_softly(

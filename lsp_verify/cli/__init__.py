@@ -83,9 +83,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
         return check_main(args)
     if args.cmd in ("approve", "revoke", "approvals"):
-        from lsp_verify.trust import trust_main
+        from lsp_verify.cli.approvals import approvals_main
 
-        return trust_main(args.cmd, args.dir)
+        return approvals_main(args.cmd, args.dir)
     from lsp_verify.reaper import keep_behind
 
     keep_behind(standalone)

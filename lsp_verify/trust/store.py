@@ -1,4 +1,4 @@
-"""Approvals of repository commands: plan fingerprints and the per-user store.
+"""The approval store: one JSON file of decisions per folder and plan fingerprint.
 
 A command that comes from the repository (project file, script, detected plan) runs only once
 the user approved that exact plan. Decisions are kept per folder and plan fingerprint in one
@@ -21,9 +21,6 @@ The calls are blocking file I/O (microseconds normally; a write may wait up to
 from __future__ import annotations
 
 import contextlib
-import datetime
-import functools
-import hashlib
 import json
 import os
 import stat
@@ -35,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from lsp_verify.plan import Plan
+from lsp_verify.plan import Plan, plan_fingerprint
+from lsp_verify.record import now_iso
 from lsp_verify.settings import read_limited
 
 if sys.platform != "win32":
@@ -52,8 +50,6 @@ MAX_DECISIONS_PER_FOLDER = 32
 MAX_STORE_BYTES = 8 * 1024 * 1024
 LOCK_TIMEOUT_S = 5.0
 
-# Bumping this changes every fingerprint, so every stored approval is asked again.
-_FINGERPRINT_TAG = "lsp-verify plan v1"
 
 _T = TypeVar("_T")
 _Folders = dict[str, dict[str, "Decision"]]
@@ -72,87 +68,11 @@ class Decision:
     manifest: str | None = None
 
 
-@dataclass(frozen=True)
-class Gate:
-    """What the server does with a plan before running it.
-
-    action: "run" (no question needed, or already approved), "ask" (showMessageRequest),
-    "decline" (do not run; the record's outcome is `declined`).
-    offer_always: whether "Always for this plan" is one of the choices when asking.
-    """
-
-    action: str
-    offer_always: bool
-    why: str
-
-
-def plan_fingerprint(plan: Plan) -> str:
-    """sha256 over what decides what runs: source, runner, command, steps, manifest and its bytes.
-
-    The folder is not part of it (the store keys by folder already); neither are the reason,
-    the rules, nor the snapshot and env, which are derived from the manifest bytes that
-    `plan.fingerprint` already covers.
-    """
-    return _fingerprint(
-        plan.source, plan.runner, plan.command, plan.steps, plan.manifest, plan.fingerprint
-    )
-
-
-@functools.lru_cache(maxsize=256)  # every save asks for the fingerprint of the same plan
-def _fingerprint(
-    source: str | None,
-    runner: str | None,
-    command: str | None,
-    steps: tuple[str, ...],
-    manifest: str | None,
-    fingerprint: str | None,
-) -> str:
-    canonical = json.dumps(
-        [_FINGERPRINT_TAG, source, runner, command, list(steps), manifest, fingerprint],
-        ensure_ascii=True,
-        separators=(",", ":"),
-    )
-    return "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()
-
-
 def needs_question(plan: Plan) -> bool:
     """True when the plan's command comes from the repository and so needs the user's yes:
     every source but the user's own settings (project file, script, detected, and the
     workspace's settings that a client passes on as `workspaceCommand`)."""
     return plan.command is not None and plan.source not in (None, "settings")
-
-
-def gate(
-    plan: Plan,
-    store: TrustStore,
-    *,
-    confirm: str = "onChange",
-    run_now: bool = False,
-    workspace_trusted: bool = True,
-) -> Gate:
-    """The trust policy in one place, so the server only carries it out.
-
-    run_now: the user asked for this run (`verify.runNow`): a stored refusal or an untrusted
-    workspace asks again instead of declining.
-    """
-    if not needs_question(plan):
-        return Gate("run", False, "no repository command to approve")
-    if not workspace_trusted:
-        if run_now:
-            return Gate("ask", False, "workspace is not trusted: asking every run")
-        return Gate("decline", False, "workspace is not trusted: repository commands wait")
-    if confirm == "never":
-        return Gate("run", False, 'confirm is "never"')
-    if confirm == "always":
-        return Gate("ask", False, 'confirm is "always"')
-    verdict = store.lookup(plan.folder, plan_fingerprint(plan))
-    if verdict == APPROVED:
-        return Gate("run", False, "approved for this plan")
-    if verdict == REFUSED:
-        if run_now:
-            return Gate("ask", True, "refused for this plan; asked again on runNow")
-        return Gate("decline", False, "refused for this plan")
-    return Gate("ask", True, "not yet approved for this plan")
 
 
 def state_dir() -> Path:
@@ -172,26 +92,6 @@ def state_dir() -> Path:
     if not home.is_absolute():
         raise RuntimeError("no home directory and no XDG_STATE_HOME")
     return home / ".local" / "state" / "lsp-verify"
-
-
-def describe(plan: Plan) -> list[str]:
-    """The plan as `label: value` lines, for a question or a terminal."""
-    lines = [
-        f"folder: {plan.folder}",
-        f"command: {plan.command}",
-        f"source: {plan.source}" + (f" ({plan.runner})" if plan.runner else ""),
-        f"manifest: {plan.manifest}",
-        f"reason: {plan.reason}",
-    ]
-    if list(plan.steps) != [plan.command]:
-        lines += [f"step {n}: {step}" for n, step in enumerate(plan.steps, 1)]
-    lines.append(f"fingerprint: {plan_fingerprint(plan)}")
-    return lines
-
-
-def _now() -> str:
-    now = datetime.datetime.now(datetime.timezone.utc)
-    return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _folder_key(folder: str) -> str:
@@ -371,7 +271,7 @@ class TrustStore:
             verdict=verdict,
             command=plan.command,
             source=plan.source,
-            decided_at=_now(),
+            decided_at=now_iso(),
             manifest=plan.manifest,
         )
 
@@ -530,78 +430,3 @@ class TrustStore:
 
 
 # -- command line
-
-
-def _print_warnings(store: TrustStore) -> None:
-    for warning in store.take_warnings():
-        print(f"lsp-verify: {warning}", file=sys.stderr)
-
-
-def _as_json(decision: Decision) -> str:
-    return json.dumps(
-        {
-            "folder": decision.folder,
-            "fingerprint": decision.fingerprint,
-            "verdict": decision.verdict,
-            "command": decision.command,
-            "source": decision.source,
-            "manifest": decision.manifest,
-            "decidedAt": decision.decided_at,
-        }
-    )
-
-
-def trust_main(cmd: str, dir: str | None) -> int:
-    """`lsp-verify approve|revoke|approvals [DIR]`.
-
-    approve: 0 stored; 3 nothing to approve (no plan, or a command from settings); 1 the store
-    could not be written. revoke, approvals: 0 (1 when revoke could not write).
-    approvals prints one JSON object per line, nothing when the store is empty.
-    Every command: 2 when DIR is not an existing directory.
-    """
-    folder: str | None = None
-    if dir is not None or cmd != "approvals":
-        given = "." if dir is None else dir
-        if not os.path.isdir(given):
-            print(f"lsp-verify {cmd}: {given}: no such directory", file=sys.stderr)
-            return 2
-        folder = os.path.realpath(given)
-    store = TrustStore()
-    try:
-        if cmd == "approve":
-            assert folder is not None
-            return _approve(store, folder)
-        if cmd == "revoke":
-            assert folder is not None
-            done, removed = store.revoke_checked(folder)
-            if not done:
-                return 1
-            print(f"revoked {removed} decision{'s' if removed != 1 else ''} for {folder}")
-            return 0
-        if cmd == "approvals":
-            for decision in store.decisions(folder):
-                print(_as_json(decision))
-            return 0
-        print(f"lsp-verify: unknown command {cmd!r}", file=sys.stderr)
-        return 2
-    finally:
-        _print_warnings(store)
-
-
-def _approve(store: TrustStore, folder: str) -> int:
-    from lsp_verify.plan import make_plan
-
-    plan = make_plan(folder)
-    if plan.command is None:
-        print(f"nothing to approve in {folder}: {plan.reason}")
-        return 3
-    if not needs_question(plan):
-        print(f"nothing to approve in {folder}: the command comes from the editor's settings")
-        return 3
-    print("approving:")
-    for line in describe(plan):
-        print(f"  {line}")
-    if not store.approve(plan):
-        return 1
-    print("approved: the server runs this plan without asking until it changes")
-    return 0

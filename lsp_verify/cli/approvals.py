@@ -1,0 +1,84 @@
+"""`lsp-verify approve|revoke|approvals [DIR]`: the approval store from a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from lsp_verify.trust import Decision, TrustStore, describe, needs_question
+
+
+def _print_warnings(store: TrustStore) -> None:
+    for warning in store.take_warnings():
+        print(f"lsp-verify: {warning}", file=sys.stderr)
+
+
+def _as_json(decision: Decision) -> str:
+    return json.dumps(
+        {
+            "folder": decision.folder,
+            "fingerprint": decision.fingerprint,
+            "verdict": decision.verdict,
+            "command": decision.command,
+            "source": decision.source,
+            "manifest": decision.manifest,
+            "decidedAt": decision.decided_at,
+        }
+    )
+
+
+def approvals_main(cmd: str, dir: str | None) -> int:
+    """`lsp-verify approve|revoke|approvals [DIR]`.
+
+    approve: 0 stored; 3 nothing to approve (no plan, or a command from settings); 1 the store
+    could not be written. revoke, approvals: 0 (1 when revoke could not write).
+    approvals prints one JSON object per line, nothing when the store is empty.
+    Every command: 2 when DIR is not an existing directory.
+    """
+    folder: str | None = None
+    if dir is not None or cmd != "approvals":
+        given = "." if dir is None else dir
+        if not os.path.isdir(given):
+            print(f"lsp-verify {cmd}: {given}: no such directory", file=sys.stderr)
+            return 2
+        folder = os.path.realpath(given)
+    store = TrustStore()
+    try:
+        if cmd == "approve":
+            assert folder is not None
+            return _approve(store, folder)
+        if cmd == "revoke":
+            assert folder is not None
+            done, removed = store.revoke_checked(folder)
+            if not done:
+                return 1
+            print(f"revoked {removed} decision{'s' if removed != 1 else ''} for {folder}")
+            return 0
+        if cmd == "approvals":
+            for decision in store.decisions(folder):
+                print(_as_json(decision))
+            return 0
+        print(f"lsp-verify: unknown command {cmd!r}", file=sys.stderr)
+        return 2
+    finally:
+        _print_warnings(store)
+
+
+def _approve(store: TrustStore, folder: str) -> int:
+    from lsp_verify.plan import make_plan
+
+    plan = make_plan(folder)
+    if plan.command is None:
+        print(f"nothing to approve in {folder}: {plan.reason}")
+        return 3
+    if not needs_question(plan):
+        print(f"nothing to approve in {folder}: the command comes from the editor's settings")
+        return 3
+    print("approving:")
+    for line in describe(plan):
+        print(f"  {line}")
+    if not store.approve(plan):
+        return 1
+    print("approved: the server runs this plan without asking until it changes")
+    return 0
