@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import select
 import subprocess
 import sys
 import time
@@ -20,95 +18,7 @@ import pytest
 
 from lsp_verify.server import _Framing
 from tests.lsp_session import server_env
-
-
-def frame(message: dict[str, Any], header: str = "Content-Length") -> bytes:
-    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-    return f"{header}: {len(body)}\r\n\r\n".encode() + body
-
-
-def initialize(root: Path, rid: int = 1) -> bytes:
-    return frame(
-        {
-            "id": rid,
-            "method": "initialize",
-            "params": {
-                "processId": None,
-                "rootUri": root.as_uri(),
-                "capabilities": {},
-                "initializationOptions": {"command": "touch ran.txt; exit 1", "confirm": "never"},
-            },
-        }
-    )
-
-
-def did_save(uri: str) -> bytes:
-    return frame({"method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}})
-
-
-class RawServer:
-    """`python -m lsp_verify` over pipes, read with a deadline."""
-
-    def __init__(self, state: Path, *args: str) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "lsp_verify", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=server_env(state),
-        )
-        self.buffer = b""
-
-    def send(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def read(self, timeout: float = 20) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + timeout
-        while True:
-            end = self.buffer.find(b"\r\n\r\n")
-            if end >= 0:
-                headers = dict(line.split(b":", 1) for line in self.buffer[:end].split(b"\r\n"))
-                length = int(headers[b"Content-Length"])
-                if len(self.buffer) >= end + 4 + length:
-                    body = self.buffer[end + 4 : end + 4 + length]
-                    self.buffer = self.buffer[end + 4 + length :]
-                    message: dict[str, Any] = json.loads(body)
-                    return message
-            left = deadline - time.monotonic()
-            fd = self.proc.stdout.fileno()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise TimeoutError("the server said nothing")
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                raise EOFError("the server closed its output")
-            self.buffer += chunk
-
-    def response(self, rid: int) -> dict[str, Any]:
-        while True:
-            message = self.read()
-            if message.get("id") == rid and "method" not in message:
-                return message
-
-    def notification(self, method: str) -> dict[str, Any]:
-        while True:
-            message = self.read()
-            if message.get("method") == method:
-                return message
-
-    def finish(self, shutdown: bool = True) -> int:
-        if shutdown:
-            self.send(frame({"id": 99, "method": "shutdown"}))
-            assert self.response(99)["result"] is None
-        self.send(frame({"method": "exit"}))
-        return self.proc.wait(timeout=20)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+from tests.raw_client import RawServer, did_save, frame, initialize
 
 
 @pytest.fixture
