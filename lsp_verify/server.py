@@ -12,6 +12,7 @@ import functools
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -275,8 +276,9 @@ class VerifyServer(LanguageServer):
 
     # ----- messages -----
 
-    def dispatch(self, body: bytes) -> None:
-        """One message from the client, as read from stdin.
+    def dispatch(self, body: bytes | bytearray) -> bool:
+        """One message from the client, as read from stdin; False when it is not JSON (the
+        framing then looks for the next message inside it).
 
         A save is the message the user waits on, so it goes straight to `on_save`: pygls'
         typed decoding and dispatch of it cost about a tenth of a millisecond. A save whose
@@ -286,7 +288,7 @@ class VerifyServer(LanguageServer):
         except (ValueError, RecursionError) as exc:
             log.error("a message from the client is not JSON: %s", exc)
             self.report_server_error(exc, JsonRpcException)
-            return
+            return False
         if isinstance(message, dict) and message.get("jsonrpc") == "2.0":
             method = message.get("method")
             if method == types.TEXT_DOCUMENT_DID_SAVE and "id" not in message:
@@ -298,7 +300,7 @@ class VerifyServer(LanguageServer):
                         except Exception as exc:
                             log.exception("handling a save of %s failed", uri)
                             self.report_server_error(exc, FeatureNotificationError)
-                    return
+                    return True
             elif method == types.SHUTDOWN:
                 self.shutdown_requested = True
             elif method == types.EXIT:
@@ -324,6 +326,7 @@ class VerifyServer(LanguageServer):
                         "error": {"code": error.code, "message": error.message},
                     }
                 )
+        return True
 
     # ----- triggers -----
 
@@ -1076,27 +1079,45 @@ class _Framing(asyncio.Protocol):
 
     Each message is handed to the server as soon as its last byte arrives, in the event
     loop's own callback: no reader task to wake, so a save reaches `dispatch` a loop turn
-    sooner than through a stream reader."""
+    sooner than through a stream reader.
+
+    A client that lies is survived. A body over MAX_BODY is dropped as it streams in, never
+    held. Headers without a valid Content-Length, and a body that is not JSON (its length
+    was wrong), make the reader look for the next `Content-Length:` and go on from there."""
 
     MAX_HEADER = 64 * 1024
+    MAX_BODY = 16 * 1024 * 1024  # README, Limits
 
     def __init__(self, server: VerifyServer, closed: asyncio.Future[int | None]) -> None:
         self.server = server
         self.closed = closed  # the exit code `exit` asked for, or None at the end of input
         self._buffer = bytearray()
         self._length: int | None = None  # of the body being read, once its headers are in
+        self._discard = 0  # bytes of an oversize body still to drop
+        self._resync = False  # after bad framing: looking for the next header
 
     def data_received(self, data: bytes) -> None:
+        if self._discard:  # the rest of an oversize body: dropped without a copy
+            if len(data) <= self._discard:
+                self._discard -= len(data)
+                return
+            data, self._discard = data[self._discard :], 0
         self._buffer += data
         while not self.closed.done():
             body = self._next_body()
             if body is None:
                 return
             try:
-                self.server.dispatch(body)
+                parsed = self.server.dispatch(body)
             except SystemExit as exc:  # `exit`: see VerifyServer.dispatch
                 code = exc.code
                 self.closed.set_result(code if isinstance(code, int) else 0 if code is None else 1)
+                return
+            if parsed is False:
+                # Not JSON: the Content-Length was wrong. Too long, and the body swallowed
+                # the start of the next message: look for its header from there.
+                self._buffer[:0] = memoryview(body)[1:]
+                self._resync = True
 
     def eof_received(self) -> bool | None:
         if not self.closed.done():
@@ -1106,25 +1127,79 @@ class _Framing(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.eof_received()
 
-    def _next_body(self) -> bytes | None:
+    def _next_body(self) -> bytearray | None:
         buffer = self._buffer
         while self._length is None:
+            if self._discard or self._resync:
+                if not self._catch_up():
+                    return None
+                continue
             end = buffer.find(b"\r\n\r\n")
             if end < 0:
-                if len(buffer) > self.MAX_HEADER:
-                    log.error("no end of headers in %d bytes from the client: dropped", len(buffer))
-                    buffer.clear()
-                return None
-            self._length = _content_length(bytes(buffer[:end]))
+                if len(buffer) <= self.MAX_HEADER:
+                    return None
+                log.error("no end of headers in %d bytes from the client: skipped", len(buffer))
+                self._skip_to_next_header()
+                continue
+            length = _content_length(bytes(buffer[:end]))
+            if length is None:
+                log.error(
+                    "headers from the client without a valid Content-Length: skipped to the "
+                    "next header (%r)",
+                    bytes(buffer[: min(end, 80)]),
+                )
+                self._skip_to_next_header()
+                continue
             del buffer[: end + 4]
-            if self._length is None:
-                log.error("headers from the client without a valid Content-Length: skipped")
-        if len(buffer) < self._length:
+            if length > self.MAX_BODY:
+                log.error(
+                    "a message of %d bytes from the client is over the limit of %d MiB: "
+                    "discarded unread",
+                    length,
+                    self.MAX_BODY >> 20,
+                )
+                self._discard = length
+                continue
+            self._length = length
+        expected = self._length
+        if len(buffer) < expected:
             return None
-        body = bytes(buffer[: self._length])
-        del buffer[: self._length]
         self._length = None
+        if len(buffer) == expected:  # the usual case: hand the buffer over, no copy
+            self._buffer = bytearray()
+            return buffer
+        body = buffer[:expected]
+        del buffer[:expected]
         return body
+
+    def _catch_up(self) -> bool:
+        """Drop what is left of an oversize body, then, after bad framing, what comes before
+        the next header; False when the buffer runs out first."""
+        buffer = self._buffer
+        if self._discard:
+            dropped = min(self._discard, len(buffer))
+            del buffer[:dropped]
+            self._discard -= dropped
+            if self._discard:
+                return False
+        if self._resync:
+            found = _HEADER_START.search(buffer)
+            if found is None:
+                # Keep what could be the start of a header cut by the read.
+                del buffer[: max(0, len(buffer) - _RESYNC_KEEP)]
+                return False
+            del buffer[: found.start()]
+            self._resync = False
+        return True
+
+    def _skip_to_next_header(self) -> None:
+        del self._buffer[:1]  # past the start of the bad header, then look for the next
+        self._resync = True
+
+
+# The start of a header; a bad frame is skipped up to the next one.
+_HEADER_START = re.compile(rb"content-length[ \t]*:", re.IGNORECASE)
+_RESYNC_KEEP = 64
 
 
 def _content_length(headers: bytes) -> int | None:

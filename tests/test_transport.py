@@ -185,3 +185,52 @@ def test_stdin_and_stdout_one_socket(state: Path, project: Path) -> None:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+class _JsonRecorder(_Recorder):
+    """Says, as the server does, whether a body was JSON."""
+
+    def dispatch(self, body: bytes) -> bool:  # type: ignore[override]
+        self.bodies.append(bytes(body))
+        try:
+            json.loads(body)
+        except ValueError:
+            return False
+        return True
+
+
+@pytest.mark.parametrize("step", [1, 7, 4096])
+async def test_framing_survives_lies_cut_anywhere(step: int) -> None:
+    """Bad lengths, junk and an oversize body, handed over `step` bytes at a time: every
+    good message after them comes through whole, and the oversize body is never held."""
+    recorder = _JsonRecorder()
+    closed: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+    framing = _Framing(recorder, closed)  # type: ignore[arg-type]
+    good = [json.dumps({"n": i}).encode() for i in range(7)]
+
+    def ok(i: int) -> bytes:
+        return b"Content-Length: %d\r\n\r\n" % len(good[i]) + good[i]
+
+    lies = (
+        b"Content-Length: 3\r\n\r\n"
+        + good[0]  # shorter than the body
+        + ok(1)
+        + b"Content-Length: %d\r\n\r\n" % (len(good[2]) + 10)
+        + good[2]  # longer: eats
+        + ok(3)  # the start of this header
+        + b"Content-Length: -4\r\n\r\n{}junk"
+        + ok(4)
+        + b"Content-Length: 9\r\n\r\nnot json!"
+        + ok(5)
+        + b"Content-Length: %d\r\n\r\n" % (_Framing.MAX_BODY + 1)
+    )
+    oversize = b"x" * (_Framing.MAX_BODY + 1) + ok(6)
+    held = 0
+    for i in range(0, len(lies), step):
+        framing.data_received(lies[i : i + step])
+        held = max(held, len(framing._buffer))
+    for i in range(0, len(oversize), 65536):
+        framing.data_received(oversize[i : i + 65536])
+        held = max(held, len(framing._buffer))
+    assert [b for b in recorder.bodies if b in good] == [good[i] for i in (1, 3, 4, 5, 6)]
+    assert held < 1024

@@ -1,0 +1,165 @@
+"""A broken or hostile client, over stdio in raw bytes (issue 13).
+
+Each test drives `python -m lsp_verify` with what a client library would never send: a message
+too big to hold, framing that lies, requests after `shutdown`, notifications sent as requests,
+params of the wrong shape, and a watched-files notification of 100 000 changes. The server
+must answer what can be answered, log one line for what cannot, keep its memory bounded and
+keep listening.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from tests.raw_client import RawServer, did_save, show_last_run
+
+MiB = 1024 * 1024
+PEAK_RSS_MB = 150  # every attack's budget (issue 13)
+# A server without a size limit tries to hold gigabytes for some of these attacks: the data
+# segment is capped so that such a server fails the test at once instead of swapping.
+DATA_CAP = 1024 * MiB
+
+
+@pytest.fixture
+def raw(state: Path, tmp_path: Path) -> Iterator[Callable[[], RawServer]]:
+    servers: list[RawServer] = []
+
+    def start() -> RawServer:
+        server = RawServer(state, stderr=tmp_path / f"stderr-{len(servers)}.log")
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.kill()
+
+
+@pytest.fixture(autouse=True)
+def cap_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Servers started by these tests get a capped data segment (see DATA_CAP)."""
+    popen = subprocess.Popen
+
+    def limited(*args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault(
+            "preexec_fn",
+            lambda: resource.setrlimit(resource.RLIMIT_DATA, (DATA_CAP, DATA_CAP)),
+        )
+        return popen(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", limited)
+
+
+def send_in_background(server: RawServer, chunks: Iterator[bytes]) -> threading.Thread:
+    """Write `chunks` from a thread, so that the test can read the server's answers meanwhile
+    (a server that writes while nobody reads would block, and the writer with it)."""
+
+    def write() -> None:
+        try:
+            for chunk in chunks:
+                server.send(chunk)
+        except (BrokenPipeError, ValueError):  # the server died: the test says so
+            pass
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread
+
+
+def streamed(
+    header_length: int, opener: bytes, unit: bytes, count: int, closer: bytes
+) -> Iterator[bytes]:
+    """A message body `opener + unit * count + closer` announced as `header_length` bytes,
+    produced 1 MiB at a time (the test never holds it whole either)."""
+    yield b"Content-Length: %d\r\n\r\n" % header_length + opener
+    per_chunk = max(1, MiB // len(unit))
+    left = count
+    while left:
+        n = min(left, per_chunk)
+        yield unit * n
+        left -= n
+    yield closer
+
+
+def assert_still_serving(server: RawServer, project: Path, rid: int) -> None:
+    server.send(show_last_run(rid))
+    assert "result" in server.response(rid, timeout=30)
+    server.send(did_save((project / "a.txt").as_uri()))
+    published = server.notification("textDocument/publishDiagnostics", timeout=30)
+    assert published["params"]["uri"] == (project / "a.txt").as_uri()
+
+
+def assert_no_traceback(server: RawServer) -> None:
+    assert "Traceback" not in server.stderr_text(), server.stderr_text()[-3000:]
+
+
+# ----- 3: a message too big to hold -----
+
+
+def test_a_message_over_the_size_limit_is_discarded_as_it_streams(
+    raw: Callable[[], RawServer], project: Path
+) -> None:
+    """100 MB of `{}`: not buffered, not parsed; the next message is read as usual."""
+    server = raw().started(project)
+    count = 100 * MiB // 3
+    length = 1 + 3 * count + 2
+    writer = send_in_background(
+        server, iter([*streamed(length, b"[", b"{},", count, b"{}]"), show_last_run(7)])
+    )
+    answer = server.response(7, timeout=60)
+    writer.join(30)
+    assert "result" in answer
+    assert server.peak_rss_mb() < PEAK_RSS_MB
+    log = server.stderr_text()
+    assert f"{length} bytes" in log and "limit" in log
+    assert_still_serving(server, project, 8)
+    assert_no_traceback(server)
+    assert server.finish() == 0
+
+
+# ----- 5: framing that lies -----
+
+
+def _bad_frames(case: str) -> bytes:
+    """A request whose header does not match its body."""
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 50, "method": "workspace/executeCommand", "params": {}}
+    ).encode()
+    length = {
+        "shorter than the body": str(len(body) - 20),
+        "longer than the body": str(len(body) + 40),
+        "negative": "-12",
+        "not a number": "12x",
+    }[case]
+    return f"Content-Length: {length}\r\n\r\n".encode() + body
+
+
+@pytest.mark.parametrize(
+    "case", ["shorter than the body", "negative", "not a number", "longer than the body"]
+)
+def test_the_reader_finds_the_next_message_after_a_bad_content_length(
+    raw: Callable[[], RawServer], project: Path, case: str
+) -> None:
+    server = raw().started(project)
+    # The lie and five requests in one write...
+    server.send(_bad_frames(case) + b"".join(show_last_run(rid) for rid in range(10, 15)))
+    for rid in range(10, 15):
+        assert "result" in server.response(rid, timeout=10), rid
+    # ...and in separate writes, the reader waiting between them.
+    server.send(_bad_frames(case))
+    for rid in range(20, 25):
+        time.sleep(0.05)
+        server.send(show_last_run(rid))
+    for rid in range(20, 25):
+        assert "result" in server.response(rid, timeout=10), rid
+    assert_still_serving(server, project, 30)
+    assert_no_traceback(server)
+    assert server.finish() == 0
