@@ -21,6 +21,7 @@ import uuid
 from collections import deque
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any, Callable
 
 from lsprotocol import types
@@ -284,7 +285,14 @@ class VerifyServer(LanguageServer):
         typed decoding and dispatch of it cost about a tenth of a millisecond. A save whose
         params are not as expected, and every other message, are pygls' to handle."""
         try:
-            message = json.loads(body)
+            if len(body) > _LARGE_MESSAGE:
+                text = _affordable(body)
+                if text is None:
+                    return True
+                message = json.loads(text)
+                del text
+            else:
+                message = json.loads(body)
         except (ValueError, RecursionError) as exc:
             log.error("a message from the client is not JSON: %s", exc)
             self.report_server_error(exc, JsonRpcException)
@@ -1212,6 +1220,56 @@ def _content_length(headers: bytes) -> int | None:
                 return None
             return length if length >= 0 else None
     return None
+
+
+# Message bodies over _LARGE_MESSAGE are costed before they are parsed: JSON can take 25
+# times its size once parsed (a list of `{}` is 3 bytes an item, 72 parsed), so a size limit
+# alone does not bound memory. The estimate: the decoded text twice (it, and the strings
+# parsed from it) and _ITEM_COST for each object, array, element and string (a distinct key
+# with its value measured 165). Over _PARSE_BUDGET, the message is refused (README, Limits).
+_LARGE_MESSAGE = 1024 * 1024
+_PARSE_BUDGET = 80 * 1024 * 1024
+_ITEM_COST = 192
+_MAX_STRINGS_SCANNED = 10_000
+
+
+def _affordable(body: bytes | bytearray) -> str | None:
+    """The decoded text of a large body, or None when parsing it would cost more memory than
+    _PARSE_BUDGET (logged). A document of 16 MiB passes: its brackets and commas are inside
+    one string, where they cost nothing."""
+    items: int | None = body.count(b"{") + body.count(b"[") + body.count(b",")
+    text = body.decode("utf-8", "surrogatepass")  # ValueError: not JSON
+    size = 2 * sys.getsizeof(text)
+    if items is not None and size + _ITEM_COST * items > _PARSE_BUDGET:
+        items = _items_outside_strings(text)
+    if items is not None and size + _ITEM_COST * items <= _PARSE_BUDGET:
+        return text
+    log.error(
+        "a message of %d bytes from the client would take over %d MiB to parse: refused",
+        len(body),
+        _PARSE_BUDGET >> 20,
+    )
+    return None
+
+
+def _items_outside_strings(text: str) -> int | None:
+    """Objects, arrays, elements and strings in a JSON text, not counting brackets and commas
+    inside strings; None past _MAX_STRINGS_SCANNED strings (no document has that many)."""
+    items = strings = position = 0
+    while True:
+        start = text.find('"', position)
+        stop = len(text) if start < 0 else start
+        items += (
+            text.count("{", position, stop)
+            + text.count("[", position, stop)
+            + text.count(",", position, stop)
+        )
+        if start < 0:
+            return items + strings
+        strings += 1
+        if strings > _MAX_STRINGS_SCANNED:
+            return None
+        position = scanstring(text, start + 1)[1]  # ValueError: not JSON
 
 
 def _pump(fd: int, framing: _Framing, loop: asyncio.AbstractEventLoop) -> None:

@@ -125,6 +125,66 @@ def test_a_message_over_the_size_limit_is_discarded_as_it_streams(
     assert server.finish() == 0
 
 
+def test_a_message_that_would_swell_when_parsed_is_refused(
+    raw: Callable[[], RawServer], project: Path
+) -> None:
+    """Under the size limit, but millions of tiny objects (about 25 times its size in memory
+    once parsed): refused before parsing."""
+    server = raw().started(project)
+    head = b'{"jsonrpc": "2.0", "method": "$/swell", "params": ['
+    count = 15 * MiB // 3
+    length = len(head) + 3 * count + 3
+    writer = send_in_background(
+        server, iter([*streamed(length, head, b"{},", count, b"{}]}"), show_last_run(7)])
+    )
+    answer = server.response(7, timeout=60)
+    writer.join(30)
+    assert "result" in answer
+    assert server.peak_rss_mb() < PEAK_RSS_MB
+    assert "refused" in server.stderr_text()
+    assert_still_serving(server, project, 8)
+    assert_no_traceback(server)
+    assert server.finish() == 0
+
+
+def test_a_big_document_under_the_limit_is_still_opened(
+    raw: Callable[[], RawServer], project: Path
+) -> None:
+    """A didOpen of a 12 MiB file (dense code: commas and brackets on every line) is legit:
+    with runOn "sync", opening it as it is on disk runs the command."""
+    line = "call(a, [b, c], {d: e}, f)  # é\n"
+    text = line * (12 * MiB // len(line.encode()))
+    big = project / "big.py"
+    big.write_text(text)
+    server = raw().started(
+        project, options={"command": "touch ran.txt", "confirm": "never", "runOn": "sync"}
+    )
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didOpen",
+            "params": {
+                "textDocument": {
+                    "uri": big.as_uri(),
+                    "languageId": "python",
+                    "version": 1,
+                    "text": text,
+                }
+            },
+        }
+    ).encode()
+    del text
+    writer = send_in_background(server, iter([b"Content-Length: %d\r\n\r\n" % len(body), body]))
+    writer.join(60)
+    deadline = time.monotonic() + 30
+    while not (project / "ran.txt").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (project / "ran.txt").exists()
+    assert server.peak_rss_mb() < PEAK_RSS_MB
+    assert_no_traceback(server)
+    assert server.finish() == 0
+
+
 # ----- 5: framing that lies -----
 
 
