@@ -23,9 +23,15 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any, Callable
+from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import FeatureNotificationError, JsonRpcException, JsonRpcInternalError
+from pygls.exceptions import (
+    FeatureNotificationError,
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcMethodNotFound,
+)
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
@@ -138,6 +144,7 @@ class VerifyServer(LanguageServer):
         self._tasks: set[asyncio.Task[None]] = set()
         self._result_ids: dict[str, int] = {}
         self.shutdown_requested = False
+        self._unknown_documents: set[str] = set()  # changed but never opened: said once
 
     @property
     def trust(self) -> TrustStore:
@@ -278,12 +285,13 @@ class VerifyServer(LanguageServer):
     # ----- messages -----
 
     def dispatch(self, body: bytes | bytearray) -> bool:
-        """One message from the client, as read from stdin; False when it is not JSON (the
-        framing then looks for the next message inside it).
+        """One message from the client, as read from stdin; False when it is not JSON.
 
         A save is the message the user waits on, so it goes straight to `on_save`: pygls'
-        typed decoding and dispatch of it cost about a tenth of a millisecond. A save whose
-        params are not as expected, and every other message, are pygls' to handle."""
+        typed decoding and dispatch of it cost about a tenth of a millisecond. What LSP says the
+        server must refuse is refused here: requests after `shutdown` (InvalidRequest), and
+        notifications sent as requests (MethodNotFound). Every other message is pygls' to
+        handle; one that does not fit its schema is one line in the log."""
         try:
             if len(body) > _LARGE_MESSAGE:
                 text = _affordable(body)
@@ -297,44 +305,102 @@ class VerifyServer(LanguageServer):
             log.error("a message from the client is not JSON: %s", exc)
             self.report_server_error(exc, JsonRpcException)
             return False
-        if isinstance(message, dict) and message.get("jsonrpc") == "2.0":
-            method = message.get("method")
-            if method == types.TEXT_DOCUMENT_DID_SAVE and "id" not in message:
-                uri = _saved_uri(message.get("params"))
-                if uri is not None:
-                    if not self.shutdown_requested:
-                        try:
-                            self.on_save(uri)
-                        except Exception as exc:
-                            log.exception("handling a save of %s failed", uri)
-                            self.report_server_error(exc, FeatureNotificationError)
-                    return True
-            elif method == types.SHUTDOWN:
-                self.shutdown_requested = True
-            elif method == types.EXIT:
+        method = message.get("method") if isinstance(message, dict) else None
+        if (
+            method == types.TEXT_DOCUMENT_DID_SAVE
+            and "id" not in message
+            and message.get("jsonrpc") == "2.0"
+        ):
+            uri = _saved_uri(message.get("params"))
+            if uri is not None:
+                if not self.shutdown_requested:
+                    try:
+                        self.on_save(uri)
+                    except Exception as exc:
+                        log.exception("handling a save of %s failed", uri)
+                        self.report_server_error(exc, FeatureNotificationError)
+                return True
+        if (
+            not isinstance(message, dict)
+            or message.get("jsonrpc") != "2.0"
+            or not isinstance(method, (str, type(None)))
+            or not isinstance(message.get("id"), (str, int, type(None)))
+        ):
+            log.error("a message from the client is not JSON-RPC 2.0: ignored")
+            if isinstance(message, dict) and "method" in message and "id" in message:
+                self._answer_error(message["id"], -32600, "not a JSON-RPC 2.0 request")
+            return True
+        if method is not None:
+            if method == types.EXIT:
                 # Ends the read loop; the transport then kills what runs, and the process
                 # exits 0 after a shutdown request, else 1 (LSP). A client that sends exit
                 # right behind shutdown, without waiting for its answer, still gets 0.
                 self.closing = True
                 raise SystemExit(0 if self.shutdown_requested else 1)
+            if self.shutdown_requested:
+                # LSP: after shutdown, requests fail with InvalidRequest and notifications
+                # are dropped.
+                if "id" in message:
+                    self._answer_error(message["id"], -32600, f"{method}: the server is shut down")
+                return True
+            if not self._handles(method):
+                # Answered here, unread: pygls would turn the params of a method it has no
+                # type for into namedtuples, a new class for each object in them (10 s
+                # and 400 MB for 600 kB of them).
+                if "id" in message:
+                    error = JsonRpcMethodNotFound.of(method)
+                    self._answer_error(message["id"], error.code, error.message)
+                else:
+                    log.warning("notification %r from the client: no such method, ignored", method)
+                return True
+            if "id" in message:
+                if method in _NOTIFICATIONS:
+                    self._answer_error(
+                        message["id"], -32601, f"{method} is a notification, not a request"
+                    )
+                    return True
+                if method == types.SHUTDOWN:
+                    self.shutdown_requested = True
+            elif method == types.TEXT_DOCUMENT_DID_CHANGE and not self._is_open(message):
+                return True
+        elif message.get("id") not in self.protocol._request_futures:
+            # A response to no request of the server's: dropped unread (see above).
+            log.warning("%s from the client answers no request: ignored", _describe(message))
+            return True
         try:
-            if isinstance(message, dict):
-                message = self.protocol.structure_message(message)
-            self.protocol.handle_message(message)
+            self.protocol.handle_message(self.protocol.structure_message(message))
         except Exception as exc:
-            log.exception("Unable to handle message")
+            log.error("%s from the client: %s", _describe(message), _why(exc))
             self.report_server_error(exc, JsonRpcException)
-            if isinstance(message, dict) and "method" in message and "id" in message:
+            if method is not None and "id" in message:
                 # A request pygls could not even read: answer it, or the client waits forever.
                 error = exc if isinstance(exc, JsonRpcException) else JsonRpcInternalError()
-                self.send_raw(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": message["id"],
-                        "error": {"code": error.code, "message": error.message},
-                    }
-                )
+                self._answer_error(message["id"], error.code, error.message)
         return True
+
+    def _handles(self, method: str) -> bool:
+        features = self.protocol.fm
+        return (
+            method in features.features
+            or method in features.builtin_features
+            or method == types.CANCEL_REQUEST
+        )
+
+    def _answer_error(self, rid: Any, code: int, text: str) -> None:
+        self.send_raw({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": text}})
+
+    def _is_open(self, message: dict[str, Any]) -> bool:
+        """Is the document of this didChange open? Not when its didOpen was refused (too
+        big): pygls would fail on every change of it, so those are dropped, said once."""
+        params = message.get("params")
+        document = params.get("textDocument") if isinstance(params, dict) else None
+        uri = document.get("uri") if isinstance(document, dict) else None
+        if not isinstance(uri, str) or unquote(uri) in self.workspace.text_documents:
+            return True  # or not shaped as LSP says: pygls' to refuse
+        if uri not in self._unknown_documents and len(self._unknown_documents) < 100:
+            self._unknown_documents.add(uri)
+            log.warning("didChange of %s, which is not open: ignored", uri)
+        return False
 
     # ----- triggers -----
 
@@ -1272,6 +1338,37 @@ def _items_outside_strings(text: str) -> int | None:
         position = scanstring(text, start + 1)[1]  # ValueError: not JSON
 
 
+# Methods LSP defines as notifications: a request (with an id) of one is MethodNotFound.
+_NOTIFICATIONS = frozenset(
+    method for method, kinds in types.METHOD_TO_TYPES.items() if kinds[1] is None
+)
+
+
+def _describe(message: dict[str, Any]) -> str:
+    method = message.get("method")
+    if method is None:
+        return f"a response (id {message.get('id')!r})"
+    return f"{method!r}" + (f" (id {message['id']!r})" if "id" in message else "")
+
+
+def _why(exc: Exception) -> str:
+    """One line on why pygls could not read a message (cattrs says where, not a traceback)."""
+    from cattrs import ClassValidationError, transform_error
+
+    cause = exc.__cause__
+    if isinstance(cause, ClassValidationError):
+        return f"{exc}: " + "; ".join(transform_error(cause)[:3])
+    return f"{type(exc).__name__}: {exc}"
+
+
+class _NoDeserializeTraceback(logging.Filter):
+    """pygls logs a message it cannot deserialize with the whole traceback; `dispatch` logs
+    one line for it instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Unable to deserialize message")
+
+
 def _pump(fd: int, framing: _Framing, loop: asyncio.AbstractEventLoop) -> None:
     """Feed stdin to `framing` from a thread: for a stdin the event loop cannot watch (a
     regular file) or must not make non-blocking (a socket that is stdout as well). A daemon
@@ -1299,6 +1396,7 @@ async def _serve_stdio(server: VerifyServer) -> None:
         for signum in (signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(signum, main.cancel)
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_NoDeserializeTraceback())
     closed: asyncio.Future[int | None] = loop.create_future()
     framing = _Framing(server, closed)
     stdin = sys.stdin.buffer

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.raw_client import RawServer, did_save, show_last_run
+from tests.raw_client import RawServer, did_save, frame, show_last_run
 
 MiB = 1024 * 1024
 PEAK_RSS_MB = 150  # every attack's budget (issue 13)
@@ -185,6 +185,31 @@ def test_a_big_document_under_the_limit_is_still_opened(
     assert server.finish() == 0
 
 
+@pytest.mark.parametrize("kind", ["notification", "request", "response"])
+def test_objects_sent_to_a_method_the_server_does_not_have_are_not_read(
+    raw: Callable[[], RawServer], project: Path, kind: str
+) -> None:
+    """600 kB of small objects as the params of an unknown method (or the result of a
+    response to no request): pygls would make a namedtuple class of each, for 10 s and
+    400 MB. Answered or dropped unread."""
+    payload = {"a": [{"k": 0}] * 60_000}
+    message = {
+        "notification": {"method": "$/unknown", "params": payload},
+        "request": {"id": 6, "method": "custom/unknown", "params": payload},
+        "response": {"id": "no-such-request", "result": payload},
+    }[kind]
+    server = raw().started(project)
+    started = time.monotonic()
+    server.send(frame(message) + show_last_run(7))
+    if kind == "request":
+        assert server.response(6, timeout=10)["error"]["code"] == -32601
+    assert "result" in server.response(7, timeout=10)
+    assert time.monotonic() - started < 5
+    assert server.peak_rss_mb() < PEAK_RSS_MB
+    assert_no_traceback(server)
+    assert server.finish() == 0
+
+
 # ----- 5: framing that lies -----
 
 
@@ -222,4 +247,80 @@ def test_the_reader_finds_the_next_message_after_a_bad_content_length(
         assert "result" in server.response(rid, timeout=10), rid
     assert_still_serving(server, project, 30)
     assert_no_traceback(server)
+    assert server.finish() == 0
+
+
+# ----- 7: after shutdown; requests that are not requests; params of the wrong shape -----
+
+
+def test_requests_after_shutdown_are_answered_with_invalid_request(
+    raw: Callable[[], RawServer], project: Path
+) -> None:
+    server = raw().started(project)
+    server.send(frame({"id": 2, "method": "shutdown"}))
+    assert server.response(2)["result"] is None
+    server.send(show_last_run(3) + frame({"id": 4, "method": "shutdown"}))
+    for rid in (3, 4):
+        error = server.response(rid, timeout=10)["error"]
+        assert error["code"] == -32600, error
+    # A notification is dropped: no run, no answer, nothing logged as an error.
+    server.send(did_save((project / "a.txt").as_uri()) + show_last_run(5))
+    assert server.response(5, timeout=10)["error"]["code"] == -32600
+    assert not (project / "ran.txt").exists()
+    assert server.finish(shutdown=False) == 0
+    assert_no_traceback(server)
+
+
+def test_a_notification_sent_as_a_request_is_answered(
+    raw: Callable[[], RawServer], project: Path
+) -> None:
+    """didSave (or initialized) with an id: LSP has no such request, so the answer is
+    MethodNotFound, and the save runs nothing."""
+    server = raw().started(project)
+    uri = (project / "a.txt").as_uri()
+    server.send(
+        frame({"id": 5, "method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}})
+        + frame({"id": 6, "method": "initialized", "params": {}})
+    )
+    for rid in (5, 6):
+        error = server.response(rid, timeout=10)["error"]
+        assert error["code"] == -32601, error
+    time.sleep(0.3)
+    assert not (project / "ran.txt").exists()
+    assert_still_serving(server, project, 7)
+    assert_no_traceback(server)
+    assert server.finish() == 0
+
+
+BAD_PARAMS: list[dict[str, Any]] = [
+    {"id": 10, "method": "workspace/executeCommand", "params": [1, 2]},
+    {"id": 11, "method": "workspace/executeCommand"},
+    {"id": 12, "method": "initialize", "params": ["x"]},
+    {"method": "textDocument/didOpen", "params": [1]},
+    {"method": "textDocument/didOpen"},
+    {"method": "textDocument/didChange", "params": []},
+    {"method": "textDocument/didClose", "params": None},
+    {"method": "workspace/didChangeWatchedFiles", "params": [{"uri": "file:///x", "type": 1}]},
+    {"method": "workspace/didChangeWatchedFiles"},
+    {"method": "workspace/didChangeConfiguration", "params": "verify"},
+    {"method": "workspace/didChangeWorkspaceFolders", "params": [1]},
+    {"method": "textDocument/didSave", "params": []},
+    {"method": "textDocument/didSave"},
+]
+
+
+def test_params_of_the_wrong_shape_are_one_line_in_the_log(
+    raw: Callable[[], RawServer], project: Path
+) -> None:
+    server = raw().started(project)
+    server.send(b"".join(frame(message) for message in BAD_PARAMS))
+    for message in BAD_PARAMS:
+        if "id" in message:
+            error = server.response(message["id"], timeout=10)["error"]
+            assert error["code"] == -32602, (message, error)
+    assert_still_serving(server, project, 20)
+    assert_no_traceback(server)
+    log = server.stderr_text()
+    for message in BAD_PARAMS:
+        assert message["method"] in log, message
     assert server.finish() == 0
