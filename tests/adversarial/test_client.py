@@ -324,3 +324,50 @@ def test_params_of_the_wrong_shape_are_one_line_in_the_log(
     for message in BAD_PARAMS:
         assert message["method"] in log, message
     assert server.finish() == 0
+
+
+# ----- 9: a watched-files notification of 100 000 changes -----
+
+
+def _watched(project: Path, where: str, count: int) -> tuple[bytes, str]:
+    """One didChangeWatchedFiles of `count` changes in 100 folders under `where`, and the URI
+    of the last change that is not a deletion."""
+    base = (project / where).as_uri()
+    changes = [
+        {"uri": f"{base}/d{i % 100}/m{i}.py", "type": (1, 2, 3)[i % 3]} for i in range(count)
+    ]
+    last = next(c["uri"] for c in reversed(changes) if c["type"] != 3)
+    return frame(
+        {"method": "workspace/didChangeWatchedFiles", "params": {"changes": changes}}
+    ), last
+
+
+@pytest.mark.parametrize("where", ["src", "node_modules"])
+def test_a_request_right_after_100000_watched_changes_is_answered_within_a_second(
+    raw: Callable[[], RawServer], project: Path, where: str
+) -> None:
+    server = raw().started(
+        project, options={"command": "echo run >> ../runs.log; exit 1", "confirm": "never"}
+    )
+    runs = project.parent / "runs.log"
+    notification, last = _watched(project, where, 100_000)
+    # The request right behind the notification, in the same write.
+    server.send(notification + show_last_run(7))
+    written = time.monotonic()
+    server.response(7, timeout=30)
+    answered = time.monotonic() - written
+    assert answered < 1.0, f"answered {answered:.2f} s after the request was written"
+    if where == "node_modules":
+        time.sleep(0.5)
+        assert not runs.exists()
+    else:
+        # One run for the whole batch, for its newest change.
+        published = server.notification("textDocument/publishDiagnostics", timeout=30)
+        assert published["params"]["uri"] == last
+        time.sleep(0.5)
+        assert runs.read_text().splitlines() == ["run"]
+        server.send(show_last_run(8))
+        assert server.response(8)["result"]["trigger"] == "save"
+    assert server.peak_rss_mb() < PEAK_RSS_MB
+    assert_no_traceback(server)
+    assert server.finish() == 0
