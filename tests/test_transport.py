@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import select
 import subprocess
 import sys
 import time
@@ -20,95 +18,7 @@ import pytest
 
 from lsp_verify.server import _Framing
 from tests.lsp_session import server_env
-
-
-def frame(message: dict[str, Any], header: str = "Content-Length") -> bytes:
-    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-    return f"{header}: {len(body)}\r\n\r\n".encode() + body
-
-
-def initialize(root: Path, rid: int = 1) -> bytes:
-    return frame(
-        {
-            "id": rid,
-            "method": "initialize",
-            "params": {
-                "processId": None,
-                "rootUri": root.as_uri(),
-                "capabilities": {},
-                "initializationOptions": {"command": "touch ran.txt; exit 1", "confirm": "never"},
-            },
-        }
-    )
-
-
-def did_save(uri: str) -> bytes:
-    return frame({"method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}})
-
-
-class RawServer:
-    """`python -m lsp_verify` over pipes, read with a deadline."""
-
-    def __init__(self, state: Path, *args: str) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "lsp_verify", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=server_env(state),
-        )
-        self.buffer = b""
-
-    def send(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def read(self, timeout: float = 20) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + timeout
-        while True:
-            end = self.buffer.find(b"\r\n\r\n")
-            if end >= 0:
-                headers = dict(line.split(b":", 1) for line in self.buffer[:end].split(b"\r\n"))
-                length = int(headers[b"Content-Length"])
-                if len(self.buffer) >= end + 4 + length:
-                    body = self.buffer[end + 4 : end + 4 + length]
-                    self.buffer = self.buffer[end + 4 + length :]
-                    message: dict[str, Any] = json.loads(body)
-                    return message
-            left = deadline - time.monotonic()
-            fd = self.proc.stdout.fileno()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise TimeoutError("the server said nothing")
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                raise EOFError("the server closed its output")
-            self.buffer += chunk
-
-    def response(self, rid: int) -> dict[str, Any]:
-        while True:
-            message = self.read()
-            if message.get("id") == rid and "method" not in message:
-                return message
-
-    def notification(self, method: str) -> dict[str, Any]:
-        while True:
-            message = self.read()
-            if message.get("method") == method:
-                return message
-
-    def finish(self, shutdown: bool = True) -> int:
-        if shutdown:
-            self.send(frame({"id": 99, "method": "shutdown"}))
-            assert self.response(99)["result"] is None
-        self.send(frame({"method": "exit"}))
-        return self.proc.wait(timeout=20)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+from tests.raw_client import RawServer, did_save, frame, initialize
 
 
 @pytest.fixture
@@ -275,3 +185,52 @@ def test_stdin_and_stdout_one_socket(state: Path, project: Path) -> None:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+class _JsonRecorder(_Recorder):
+    """Says, as the server does, whether a body was JSON."""
+
+    def dispatch(self, body: bytes) -> bool:  # type: ignore[override]
+        self.bodies.append(bytes(body))
+        try:
+            json.loads(body)
+        except ValueError:
+            return False
+        return True
+
+
+@pytest.mark.parametrize("step", [1, 7, 4096])
+async def test_framing_survives_lies_cut_anywhere(step: int) -> None:
+    """Bad lengths, junk and an oversize body, handed over `step` bytes at a time: every
+    good message after them comes through whole, and the oversize body is never held."""
+    recorder = _JsonRecorder()
+    closed: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+    framing = _Framing(recorder, closed)  # type: ignore[arg-type]
+    good = [json.dumps({"n": i}).encode() for i in range(7)]
+
+    def ok(i: int) -> bytes:
+        return b"Content-Length: %d\r\n\r\n" % len(good[i]) + good[i]
+
+    lies = (
+        b"Content-Length: 3\r\n\r\n"
+        + good[0]  # shorter than the body
+        + ok(1)
+        + b"Content-Length: %d\r\n\r\n" % (len(good[2]) + 10)
+        + good[2]  # longer: eats
+        + ok(3)  # the start of this header
+        + b"Content-Length: -4\r\n\r\n{}junk"
+        + ok(4)
+        + b"Content-Length: 9\r\n\r\nnot json!"
+        + ok(5)
+        + b"Content-Length: %d\r\n\r\n" % (_Framing.MAX_BODY + 1)
+    )
+    oversize = b"x" * (_Framing.MAX_BODY + 1) + ok(6)
+    held = 0
+    for i in range(0, len(lies), step):
+        framing.data_received(lies[i : i + step])
+        held = max(held, len(framing._buffer))
+    for i in range(0, len(oversize), 65536):
+        framing.data_received(oversize[i : i + 65536])
+        held = max(held, len(framing._buffer))
+    assert [b for b in recorder.bodies if b in good] == [good[i] for i in (1, 3, 4, 5, 6)]
+    assert held < 1024
