@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from lsprotocol import types
 
+from lsp_verify.record import failure_header
 from lsp_verify.uris import path_to_uri
 
 if TYPE_CHECKING:  # only types: the server imports this before it answers `initialize`
@@ -122,6 +123,34 @@ class DiagnosticStore:
         return self.set(uri, VERIFY, kept)
 
 
+class Diagnostics(DiagnosticStore):
+    """The store, as the client sees it: each change of a document's diagnostics gives it a
+    new result id (for pulls) and is handed to `publish` (for pushes)."""
+
+    def __init__(self, publish: Callable[[str], None]) -> None:
+        super().__init__()
+        self._publish = publish
+        self._result_ids: dict[str, int] = {}
+
+    def changed(self, uri: str) -> None:
+        self._result_ids[uri] = self._result_ids.get(uri, 0) + 1
+        self._publish(uri)
+
+    def result_id(self, uri: str) -> str:
+        return str(self._result_ids.get(uri, 0))
+
+    def set_config(self, uri: str, problems: list[tuple[str, int | None]]) -> None:
+        """The problems of `.lsp-verify.toml` itself: its own layer of that document."""
+        if self.set(uri, CONFIG, config_entries(problems)):
+            self.changed(uri)
+
+    def replace_verify(self, entries: dict[str, list[Entry]], scope: Callable[[str], bool]) -> None:
+        """A finished run's layer. Every document it names speaks, changed or not: a failing
+        run that ends with the same verdict still tells the client it ended."""
+        for uri in sorted(set(self.replace_layer(VERIFY, entries, scope)) | set(entries)):
+            self.changed(uri)
+
+
 def _position_json(position: types.Position) -> dict[str, int]:
     return {"line": position.line, "character": position.character}
 
@@ -171,25 +200,8 @@ _as_utf8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _as_ascii = json.JSONEncoder(separators=(",", ":")).encode
 
 
-_PUBLISH_START = b'{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":'
-
-
-def publish_message(uri: str, payloads: list[bytes]) -> bytes:
-    """A framed `textDocument/publishDiagnostics` notification (header and body) made of
-    serialised diagnostics (`Entry.payload`), each copied once, straight into the message."""
-    parts = [_PUBLISH_START, json_bytes(uri), b',"diagnostics":[']
-    for i, payload in enumerate(payloads):
-        if i:
-            parts.append(b",")
-        parts.append(payload)
-    parts.append(b"]}}")
-    length = sum(map(len, parts))
-    return b"".join([b"Content-Length: %d\r\n\r\n" % length, *parts])
-
-
 def summary_message(record: Record) -> str:
-    code = "null" if record.exit_code is None else str(record.exit_code)
-    return f"verify failed (exit {code}):\n" + "\n".join(record.tail)
+    return failure_header(record) + ":\n" + "\n".join(record.tail)
 
 
 def record_entries(

@@ -32,7 +32,6 @@ __all__ = [
     "RunResult",
     "Step",
     "run_steps",
-    "runs_in_flight",
     "timeout_marker",
 ]
 
@@ -181,16 +180,6 @@ class _Child:
         return killed
 
 
-# The pids of the steps running now (their exit status is still to be read), and how many
-# runs are in flight in this process: what `reaper.sweep` must spare and when it may kill.
-_steps: set[int] = set()
-_runs = [0]
-
-
-def runs_in_flight() -> int:
-    return _runs[0]
-
-
 def _exit_code(returncode: int | None) -> int | None:
     if returncode is None:
         return None
@@ -229,7 +218,6 @@ async def run_steps(
     except OSError as e:
         return RunResult.unstarted("failed", f"could not start the command: {e}", shown=True)
     os.set_blocking(read_fd, False)
-    _runs[0] += 1
     out = OutputReader(loop, read_fd, max(1, tail_lines), sink, hooks.on_line)
     child: _Child | None = None
     outcome: Outcome = "passed"
@@ -260,14 +248,12 @@ async def run_steps(
                 out.tail.append(reason)
                 break
             reach.spawned(proc.pid)
-            _steps.add(proc.pid)
             out.watch()
             child = _Child(proc)
             if on_spawn is not None:
                 on_spawn(proc.pid)
             why = await child.wait(loop, deadline, cancel)
             killed = await child.end(reach, blocking=False)
-            _steps.discard(proc.pid)
             child = None
             out.drain()
             out.end_lines()
@@ -297,14 +283,7 @@ async def run_steps(
             await child.end(reach, blocking=True)
         raise
     finally:
-        if child is not None:
-            _steps.discard(child.proc.pid)
-        _runs[0] -= 1
-        if reach.forked or child is not None:
-            # What left the run's group and hid from the marker scan (a double fork with
-            # an empty environment) is our child by now: found by parentage. Killed only
-            # when no other run is going, since it cannot tell which run it came from.
-            reaper.sweep(spare=_steps, kill=_runs[0] == 0)
+        reach.close(child.proc.pid if child is not None else None)
         out.close()
         if write_fd >= 0:
             os.close(write_fd)

@@ -15,8 +15,8 @@ from lsp_verify.diagnostics import (
     Entry,
     diagnostic_json,
     json_bytes,
-    publish_message,
 )
+from lsp_verify.transport import publish_message
 
 AT = types.Position(line=3, character=7)
 SPAN = types.Range(start=AT, end=types.Position(line=3, character=12))

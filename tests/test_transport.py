@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lsp_verify.server import _Framing
+from lsp_verify.framing import Framing
 from tests.lsp_session import server_env
 from tests.raw_client import RawServer, did_save, frame, initialize
 
@@ -142,7 +142,7 @@ class _Recorder:
 async def test_framing_hands_over_whole_bodies_in_order() -> None:
     recorder = _Recorder()
     closed: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
-    framing = _Framing(recorder, closed)  # type: ignore[arg-type]
+    framing = Framing(recorder, closed)  # type: ignore[arg-type]
     stream = b"".join(
         f"Content-Length: {len(b)}\r\n\r\n".encode() + b for b in (b"{}", b"", b"x" * 70000)
     )
@@ -150,7 +150,7 @@ async def test_framing_hands_over_whole_bodies_in_order() -> None:
     for i in range(0, len(stream), 4096):
         framing.data_received(stream[i : i + 4096])
     assert recorder.bodies == [b"{}", b"", b"x" * 70000, b"1"]
-    framing.data_received(b"y" * (_Framing.MAX_HEADER + 1))  # headers that never end
+    framing.data_received(b"y" * (Framing.MAX_HEADER + 1))  # headers that never end
     framing.data_received(b"Content-Length: 2\r\n\r\nok")
     assert recorder.bodies[-1] == b"ok"
     framing.eof_received()
@@ -205,7 +205,7 @@ async def test_framing_survives_lies_cut_anywhere(step: int) -> None:
     good message after them comes through whole, and the oversize body is never held."""
     recorder = _JsonRecorder()
     closed: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
-    framing = _Framing(recorder, closed)  # type: ignore[arg-type]
+    framing = Framing(recorder, closed)  # type: ignore[arg-type]
     good = [json.dumps({"n": i}).encode() for i in range(7)]
 
     def ok(i: int) -> bytes:
@@ -222,9 +222,9 @@ async def test_framing_survives_lies_cut_anywhere(step: int) -> None:
         + ok(4)
         + b"Content-Length: 9\r\n\r\nnot json!"
         + ok(5)
-        + b"Content-Length: %d\r\n\r\n" % (_Framing.MAX_BODY + 1)
+        + b"Content-Length: %d\r\n\r\n" % (Framing.MAX_BODY + 1)
     )
-    oversize = b"x" * (_Framing.MAX_BODY + 1) + ok(6)
+    oversize = b"x" * (Framing.MAX_BODY + 1) + ok(6)
     held = 0
     for i in range(0, len(lies), step):
         framing.data_received(lies[i : i + step])

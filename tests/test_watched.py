@@ -7,12 +7,12 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pygls.workspace import Workspace
 
 from lsp_verify.globs import matches_any
-from lsp_verify.server import NEVER_TRIGGERS, VerifyServer
 from lsp_verify.settings import parse_settings
 from lsp_verify.uris import relative_to, uri_to_path
+from lsp_verify.watched import NEVER_TRIGGERS
+from lsp_verify.workspace import Workspace
 
 FOLDERS = ["/w", "/w/sub", "/v"]
 DELETED = 3
@@ -26,7 +26,17 @@ def never_triggers(rel: str) -> bool:
     ].startswith(".coverage")
 
 
-def expected(server: VerifyServer, changes: list[tuple[str, int]]) -> dict[str, str | None]:
+class NoClient:
+    """The workspace's UI where nothing is open and nothing is shown."""
+
+    def document_text(self, uri: str) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: None
+
+
+def expected(server: Workspace, changes: list[tuple[str, int]]) -> dict[str, str | None]:
     """Each change on its own, as on_watched used to take them: the folders triggered and,
     for each, the document its last trigger left (a trigger without one keeps the last)."""
     result: dict[str, str | None] = {}
@@ -38,7 +48,7 @@ def expected(server: VerifyServer, changes: list[tuple[str, int]]) -> dict[str, 
         rel = relative_to(folder.path, path)
         if rel is None or not rel or never_triggers(rel):
             continue
-        settings_, _ = server.folder_settings(folder)
+        settings_ = folder.settings()
         if settings_.run_on == "manual" or not matches_any(settings_.globs, rel):
             continue
         document = uri if kind != DELETED else None
@@ -67,8 +77,7 @@ change = st.tuples(
 def test_one_trigger_per_folder_as_the_change_by_change_rules_leave_it(
     changes: list[tuple[str, int]], globs: list[str], run_on: str
 ) -> None:
-    server = VerifyServer()
-    server.protocol._workspace = Workspace("file:///w")
+    server = Workspace(NoClient())  # type: ignore[arg-type]
     triggered: dict[str, list[Any]] = {}
     for path in FOLDERS:
         folder = server.add_folder("file://" + path)

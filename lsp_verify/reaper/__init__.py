@@ -28,6 +28,7 @@ it is first needed (a run, a sweep), so that the keeper does not carry it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -130,6 +131,7 @@ class RunReach:
     def __init__(self) -> None:
         from lsp_verify.reaper import escapees
 
+        _in_flight[0] += 1
         self._run_id = os.urandom(16).hex()
         self._token = self._run_id.encode()
         self._window = escapees.PidWindow() if _chases_escapees() else None
@@ -146,6 +148,7 @@ class RunReach:
         return marked
 
     def spawned(self, pid: int) -> None:
+        _steps.add(pid)
         if self._window is not None:
             self._window.note(pid)
 
@@ -171,8 +174,47 @@ class RunReach:
         """The step's leader is reaped: reap the zombies its session left to us."""
         from lsp_verify.reaper import escapees
 
+        _steps.discard(group)
         if self._window is not None and not self._alone:
             escapees.reap_session_zombies(self._window, group)
+
+    def close(self, leader: int | None) -> None:
+        """The run is over (`leader`: a step's leader left unreaped by an exception).
+
+        What left the run's group and hid from the marker scan (a double fork with an
+        empty environment) is our child by now: found by parentage, and killed only when
+        no other run is going, since nothing tells which run it came from."""
+        _in_flight[0] -= 1
+        if leader is not None:
+            _steps.discard(leader)
+        if self.forked or leader is not None:
+            sweep(spare=_steps, kill=_in_flight[0] == 0)
+
+
+# The leaders of the steps running now (their exit status is still to be read), and how
+# many runs are in flight in this process: what a sweep must spare, and when it may kill.
+_steps: set[int] = set()
+_in_flight = [0]
+SWEEP_DELAY = 0.1  # seconds from a SIGCHLD to the reaping of adopted leftovers
+
+
+def watch_children(loop: asyncio.AbstractEventLoop) -> None:
+    """Reap, on SIGCHLD, a leftover this process adopted (it is their subreaper) that died
+    by itself, so that a long session piles up no zombies. Later and coalesced: the exit of
+    a step is on the path to its diagnostics. While a run goes, its own end sweeps."""
+    pending = [False]
+
+    def later() -> None:
+        pending[0] = False
+        sweep(spare=_steps, kill=_in_flight[0] == 0)
+
+    def on_sigchld() -> None:
+        if not pending[0]:
+            pending[0] = True
+            loop.call_later(SWEEP_DELAY, later)
+
+    if sys.platform != "win32":
+        loop.add_signal_handler(signal.SIGCHLD, on_sigchld)
 
 
 # ------------------------------------------------------------------ Linux: subreaper

@@ -405,7 +405,8 @@ class TrustStore:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as f:
-                os.fchmod(f.fileno(), 0o600)
+                if sys.platform != "win32":  # mkstemp made it 0600 already; this says so
+                    os.fchmod(f.fileno(), 0o600)
                 f.write(_serialize(folders))
                 f.flush()
                 os.fsync(f.fileno())
