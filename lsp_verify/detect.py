@@ -20,13 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Union
 
-from lsp_verify.settings import (
-    describe_os_error,
-    read_limited,
-    show,
-    toml_error,
-    toml_module,
-)
+from lsp_verify.project_file import describe_os_error, read_limited, toml_error, toml_module
+from lsp_verify.settings import show
 
 tomllib = toml_module()
 
@@ -214,23 +209,18 @@ def _pytest_config(root: Root) -> tuple[str | None, str, list[str]]:
             return "pyproject.toml", f"pyproject.toml has a {name} table", misses
         misses.append("pyproject.toml has no [tool.pytest] or [tool.pytest.ini_options] table")
 
-    sections, why = root.ini_sections("setup.cfg")
-    if sections is None:
-        misses.append(why)
-    elif "tool:pytest" in sections:
-        return "setup.cfg", "setup.cfg has a [tool:pytest] section", misses
-    elif "pytest" in sections:
-        misses.append("setup.cfg has [pytest], which pytest rejects there ([tool:pytest] counts)")
-    else:
-        misses.append("setup.cfg has no [tool:pytest] section")
-
-    sections, why = root.ini_sections("tox.ini")
-    if sections is None:
-        misses.append(why)
-    elif "pytest" in sections:
-        return "tox.ini", "tox.ini has a [pytest] section", misses
-    else:
-        misses.append("tox.ini has no [pytest] section")
+    for name, section in (("setup.cfg", "tool:pytest"), ("tox.ini", "pytest")):
+        sections, why = root.ini_sections(name)
+        if sections is None:
+            misses.append(why)
+        elif section in sections:
+            return name, f"{name} has a [{section}] section", misses
+        elif name == "setup.cfg" and "pytest" in sections:
+            misses.append(
+                "setup.cfg has [pytest], which pytest rejects there ([tool:pytest] counts)"
+            )
+        else:
+            misses.append(f"{name} has no [{section}] section")
     return None, "", misses
 
 
@@ -264,40 +254,34 @@ def rule_pytest(root: Root) -> RuleResult:
     )
 
 
+# Where tox may be configured, in the order tox looks: the file, how to read it, what in it
+# says tox, and that thing in words.
+_TOX_PLACES = (
+    ("tox.ini", "ini", "tox", "a [tox] section"),
+    ("pyproject.toml", "toml", "tool.tox", "a tool.tox table"),
+    ("setup.cfg", "ini", "tox:tox", "a [tox:tox] section"),
+    ("tox.toml", "toml", None, None),
+)
+
+
 def rule_tox(root: Root) -> RuleResult:
     misses: list[str] = []
-    sections, why = root.ini_sections("tox.ini")
-    if sections is None:
-        misses.append(why)
-    elif "tox" in sections:
-        return Match("tox.ini", "tox", "tox is configured (tox.ini has a [tox] section)")
-    else:
-        misses.append("tox.ini has no [tox] section")
-
-    document, why = root.toml("pyproject.toml")
-    if document is None:
-        misses.append(why)
-    else:
-        tool = document.get("tool")
-        if isinstance(tool, dict) and isinstance(tool.get("tox"), dict):
-            return Match(
-                "pyproject.toml", "tox", "tox is configured (pyproject.toml has a tool.tox table)"
+    for name, kind, key, what in _TOX_PLACES:
+        if kind == "ini":
+            sections, why = root.ini_sections(name)
+            found = sections is not None and key in sections
+            readable = sections is not None
+        else:
+            document, why = root.toml(name)
+            tool = document.get("tool") if document is not None else None
+            found = document is not None and (
+                key is None or (isinstance(tool, dict) and isinstance(tool.get("tox"), dict))
             )
-        misses.append("pyproject.toml has no tool.tox table")
-
-    sections, why = root.ini_sections("setup.cfg")
-    if sections is None:
-        misses.append(why)
-    elif "tox:tox" in sections:
-        return Match("setup.cfg", "tox", "tox is configured (setup.cfg has a [tox:tox] section)")
-    else:
-        misses.append("setup.cfg has no [tox:tox] section")
-
-    document, why = root.toml("tox.toml")
-    if document is None:
-        misses.append(why)
-    else:
-        return Match("tox.toml", "tox", "tox is configured (tox.toml exists)")
+            readable = document is not None
+        if found:
+            has = f"has {what}" if what else "exists"
+            return Match(name, "tox", f"tox is configured ({name} {has})")
+        misses.append(why if not readable else f"{name} has no {what}")
     return "tox is not configured: " + "; ".join(misses)
 
 

@@ -1,5 +1,5 @@
-"""One workspace folder: its settings, its plan, its verifier, and the caches that keep a
-save cheap.
+"""The workspace folders: each one's settings, plan, verifier and the caches that keep a save
+cheap (`Folder`), and the set of them (`Folders`).
 
 Every save asks for the folder's settings and plan. Both are made again only when what they
 are made from changed: the editor's settings (a new value object), `.lsp-verify.toml` (its
@@ -11,25 +11,36 @@ the plan's fingerprint just before the spawn, and a skipped run drops the caches
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections import deque
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+from lsp_verify.diagnostics import Diagnostics
+from lsp_verify.project_file import ProjectFile, load_project_file
 from lsp_verify.settings import (
     PROJECT_FILE,
+    InitOptions,
+    LogLevel,
     ParsedSettings,
-    ProjectFile,
     Settings,
+    apply_config_change,
     effective_settings,
-    load_project_file,
+    parse_settings,
+    settings_json,
 )
-from lsp_verify.uris import path_to_uri
-from lsp_verify.verifier import FolderVerifier, Job
+from lsp_verify.uris import path_to_uri, relative_to, uri_to_path
+from lsp_verify.verifier import FolderVerifier, Job, RunRequest
 
 if TYPE_CHECKING:
     from lsp_verify.plan import Plan
     from lsp_verify.record import Record
+    from lsp_verify.trust import TrustStore
+    from lsp_verify.workspace import UI
+
+log = logging.getLogger("lsp_verify")
 
 # Called with the URI of `.lsp-verify.toml` and its problems (message, 1-based line or None).
 ConfigProblems = Callable[[str, list[tuple[str, "int | None"]]], None]
@@ -162,3 +173,224 @@ class Folder:
 
 
 RUN_SPAN_GRACE = 1.0  # seconds after a run in which its own writes may still be reported
+
+
+class Folders:
+    """The workspace's folders: the set and its lookup, their settings from the client, the
+    commands' work on them, and the lifetime of what they run. `Workspace` adds what
+    triggers a run and what a run does (its `_job`, `_on_record` and `_publish`)."""
+
+    def __init__(self, ui: UI, options: InitOptions | None = None) -> None:
+        self.ui = ui
+        self.folders: dict[str, Folder] = {}
+        self.options = options or InitOptions()
+        self.diagnostics = Diagnostics(self._publish)
+        self.closing = False
+        self._warned: set[str] = set()
+        self._trust: TrustStore | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def trust(self) -> TrustStore:
+        if self._trust is None:
+            from lsp_verify.trust import TrustStore
+
+            self._trust = TrustStore()
+        return self._trust
+
+    async def _job(self, request: RunRequest) -> Record:
+        raise NotImplementedError
+
+    def _on_record(self, folder: Folder, record: Record) -> None:
+        raise NotImplementedError
+
+    def _publish(self, uri: str) -> None:
+        raise NotImplementedError
+
+    # ----- folders -----
+
+    def add_folder(self, uri: str) -> Folder | None:
+        path = uri_to_path(uri)
+        if path is None:
+            self.log(f"ignoring workspace folder {uri}: not a file:// folder")
+            return None
+        if path not in self.folders:
+            self.folders[path] = Folder(
+                path, uri, self._job, self._on_record, self.send_status, self.diagnostics.set_config
+            )
+        return self.folders[path]
+
+    def folder_of(self, path: str) -> Folder | None:
+        """The innermost workspace folder holding `path`."""
+        best: Folder | None = None
+        for folder in self.folders.values():
+            if relative_to(folder.path, path) is not None and (
+                best is None or len(folder.path) > len(best.path)
+            ):
+                best = folder
+        return best
+
+    def folder_of_uri(self, uri: str) -> tuple[Folder | None, str | None]:
+        path = uri_to_path(uri)
+        return (self.folder_of(path) if path is not None else None), path
+
+    def remove_folder(self, uri: str) -> None:
+        """A folder left the workspace: stop its runs, then withdraw its diagnostics."""
+        path = uri_to_path(uri)
+        folder = self.folders.pop(path, None) if path else None
+        if folder is not None:
+            self.spawn(self._retire(folder))
+
+    async def _retire(self, folder: Folder) -> None:
+        await folder.verifier.close()
+
+        def was_its(uri: str) -> bool:
+            path = uri_to_path(uri)
+            return (
+                path is not None
+                and relative_to(folder.path, path) is not None
+                and self.folder_of(path) is None
+            )
+
+        self.diagnostics.replace_verify({}, was_its)
+
+    def target(self, uri: str | None) -> tuple[Folder | None, str | None]:
+        """Folder and document a command names (a document or folder URI, or nothing)."""
+        if uri is None:
+            folders = list(self.folders.values())
+            recent = [f for f in folders if f.verifier.last_document is not None]
+            candidates = recent or folders
+            return (candidates[0] if candidates else None), None
+        path = uri_to_path(uri)
+        if path is None:
+            return None, None
+        if path in self.folders:
+            return self.folders[path], None
+        folder = self.folder_of(path)
+        return folder, (uri if folder is not None and not os.path.isdir(path) else None)
+
+    async def ready_target(self, uri: str | None) -> tuple[Folder | None, str | None]:
+        """`target`, once the folder's settings are known."""
+        folder, document = self.target(uri)
+        if folder is not None:
+            await folder.ready.wait()
+        return folder, document
+
+    # ----- the commands' work -----
+
+    async def cancel(self, uri: str | None) -> list[Record]:
+        """Cancel the runs of the folder `uri` names, or of every folder."""
+        folders = [self.target(uri)[0]] if uri is not None else list(self.folders.values())
+        cancelled: list[Record] = []
+        for folder in folders:
+            if folder is not None:
+                cancelled.extend(await folder.verifier.cancel())
+        return cancelled
+
+    def last_records(self, uri: str | None) -> Any:
+        """The last record of the folder `uri` names; of every folder when it names none
+        and there are several."""
+        if uri is None and len(self.folders) > 1:
+            records = [f.verifier.last_record for f in self.folders.values()]
+            return [r.to_json() for r in records if r is not None]
+        folder = self.target(uri)[0]
+        record = folder.verifier.last_record if folder is not None else None
+        return record.to_json() if record is not None else None
+
+    def explain(self, folder: Folder) -> dict[str, Any]:
+        from lsp_verify.plan import plan_to_json
+
+        return {**plan_to_json(folder.plan()), "settings": settings_json(folder.settings())}
+
+    async def approve(self, folder: Folder) -> dict[str, Any]:
+        from lsp_verify.trust import needs_question, plan_fingerprint
+
+        plan = folder.plan()
+        if not needs_question(plan):
+            return {"approved": False, "reason": "nothing to approve: " + plan.reason}
+        stored = await asyncio.to_thread(self.trust.approve, plan)
+        self.trust_warnings()
+        return {"approved": stored, "command": plan.command, "fingerprint": plan_fingerprint(plan)}
+
+    async def revoke(self, folder: Folder) -> dict[str, Any]:
+        removed = await asyncio.to_thread(self.trust.revoke, folder.path)
+        self.trust_warnings()
+        return {"revoked": removed}
+
+    # ----- settings -----
+
+    async def load_settings(self, folders: list[Folder]) -> None:
+        """Each folder's `verify` section from the client, where it can answer; else the
+        initialization options."""
+        answers = await self.ui.configuration([f.uri for f in folders]) if folders else None
+        for n, folder in enumerate(folders):
+            answer = answers[n] if answers is not None and n < len(answers) else None
+            origin = "settings" if answers is not None else "initializationOptions"
+            value = answer if answer not in (None, {}) else self.options.settings
+            folder.editor = self._parse(value, origin)
+            folder.ready.set()
+
+    def settings_changed(self, settings: object) -> None:
+        """workspace/didChangeConfiguration: saves from now on wait for the new settings."""
+        self.options = apply_config_change(self.options, settings)
+        folders = list(self.folders.values())
+        for folder in folders:
+            folder.ready.clear()
+        self.spawn(self.load_settings(folders))
+
+    def _parse(self, value: object, origin: str) -> ParsedSettings:
+        parsed = parse_settings(value, origin)
+        for message in parsed.messages:
+            self.warn_once(message.text)
+        return parsed
+
+    def trust_warnings(self) -> None:
+        for warning in self.trust.take_warnings():
+            self.warn_once(warning)
+
+    def warn_once(self, text: str) -> None:
+        """A settings problem is shown once (showMessage) and logged, never repeated."""
+        if text in self._warned:
+            return
+        self._warned.add(text)
+        self.log(text, "warning")
+        if not self.closing:
+            self.ui.show_warning(text)
+
+    async def wait_for_pending(self, uri: str | None) -> None:
+        """A pull waits for the queued or running run of the document's folder (all folders
+        for a workspace pull): that run saw the latest change. Bounded by timeoutMs."""
+        folders = list(self.folders.values())
+        if uri is not None:
+            folder = self.folder_of_uri(uri)[0]
+            folders = [folder] if folder is not None else []
+        waits = []
+        for folder in folders:
+            pending = folder.verifier.pending()
+            if pending is not None:
+                limit = folder.settings().timeout_ms / 1000 + 5
+                waits.append(asyncio.wait_for(asyncio.shield(pending), limit))
+        if waits:
+            await asyncio.gather(*waits, return_exceptions=True)
+
+    # ----- status, log, lifetime -----
+
+    def send_status(self, folder: Folder) -> None:
+        if not self.closing:
+            self.ui.send_status(folder.status())
+
+    def log(self, text: str, level: LogLevel = "log") -> None:
+        log.info("%s", text)
+        if not self.closing:
+            self.ui.log(text, level)
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` as a task the workspace keeps a reference to until it ends."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close_all(self) -> None:
+        await asyncio.gather(
+            *(f.verifier.close() for f in list(self.folders.values())), return_exceptions=True
+        )

@@ -24,15 +24,8 @@ import stat
 from dataclasses import dataclass
 
 from lsp_verify.detect import MAKEFILES, RULES, Match, Root
-from lsp_verify.settings import (
-    PROJECT_FILE,
-    ParsedSettings,
-    ProjectFile,
-    describe_os_error,
-    effective_settings,
-    load_project_file,
-    show,
-)
+from lsp_verify.project_file import ProjectFile, describe_os_error, load_project_file
+from lsp_verify.settings import PROJECT_FILE, ParsedSettings, effective_settings, show
 
 
 @dataclass(frozen=True)
@@ -293,16 +286,8 @@ def _from_project_file(folder: str, project: ProjectFile | None) -> tuple[Rule, 
         return Rule("project-file", False, f"no {PROJECT_FILE}"), None
     command = project.parsed.values.get("command")
     if isinstance(command, str):
-        plan = Plan(
-            folder=folder,
-            source="project-file",
-            runner=None,
-            command=command,
-            reason=f"The command comes from {PROJECT_FILE} at the folder root.",
-            manifest=PROJECT_FILE,
-            fingerprint=fingerprint(project.data),
-            steps=(command,),
-        )
+        reason = f"The command comes from {PROJECT_FILE} at the folder root."
+        plan = _manifest_plan(folder, "project-file", command, reason, PROJECT_FILE, project.data)
         return Rule("project-file", True, f"{PROJECT_FILE} sets command {show(command)}"), plan
     problems = [m.text for m in project.parsed.messages if m.key in (None, "command")]
     why = f"{PROJECT_FILE} sets no command"
@@ -326,17 +311,16 @@ def _from_script(folder: str, root: Root) -> tuple[Rule, Plan | None]:
     found = root.file(SCRIPT)
     if found.data is None:
         return Rule("script", False, f"{SCRIPT} {found.problem or 'cannot be read'}"), None
-    plan = Plan(
-        folder=folder,
-        source="script",
-        runner=None,
-        command=SCRIPT_COMMAND,
-        reason=f"The folder has an executable {SCRIPT} (gptme's convention), so the plan runs it.",
-        manifest=SCRIPT,
-        fingerprint=fingerprint(found.data),
-        steps=(SCRIPT_COMMAND,),
-    )
+    reason = f"The folder has an executable {SCRIPT} (gptme's convention), so the plan runs it."
+    plan = _manifest_plan(folder, "script", SCRIPT_COMMAND, reason, SCRIPT, found.data)
     return Rule("script", True, f"{SCRIPT} is executable"), plan
+
+
+def _manifest_plan(
+    folder: str, source: str, command: str, reason: str, manifest: str, data: bytes
+) -> Plan:
+    """The plan of a command a file in the repository names: the file is its manifest."""
+    return Plan(folder, source, None, command, reason, manifest, fingerprint(data), (command,))
 
 
 def plan_to_json(plan: Plan) -> dict[str, object]:

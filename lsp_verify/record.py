@@ -32,19 +32,23 @@ def now_iso() -> str:
 
 @dataclass(frozen=True)
 class Record:
+    """One run, as `showLastRun` and `check --json` give it. Built by `record_for_plan`,
+    or `Record.not_started` for a run dropped before anything was planned; the plan's
+    fields are None where there was no plan."""
+
     folder: str
-    command: str | None
-    source: str | None
-    runner: str | None
-    reason: str
-    manifest: str | None
-    fingerprint: str | None
-    steps: tuple[str, ...]
     trigger: Trigger
-    started_at: str
-    duration_ms: int
-    exit_code: int | None
     outcome: Outcome
+    reason: str
+    started_at: str
+    command: str | None = None
+    source: str | None = None
+    runner: str | None = None
+    manifest: str | None = None
+    fingerprint: str | None = None
+    steps: tuple[str, ...] = ()
+    duration_ms: int = 0
+    exit_code: int | None = None
     tail: tuple[str, ...] = ()
     problems: tuple[Problem, ...] = ()
     document: str | None = None
@@ -52,21 +56,7 @@ class Record:
     @classmethod
     def not_started(cls, folder: str, trigger: Trigger, outcome: Outcome, reason: str) -> Record:
         """A run dropped before anything was planned or started."""
-        return cls(
-            folder=folder,
-            command=None,
-            source=None,
-            runner=None,
-            reason=reason,
-            manifest=None,
-            fingerprint=None,
-            steps=(),
-            trigger=trigger,
-            started_at=now_iso(),
-            duration_ms=0,
-            exit_code=None,
-            outcome=outcome,
-        )
+        return cls(folder, trigger, outcome, reason, now_iso())
 
     @property
     def exit_text(self) -> str:

@@ -20,7 +20,7 @@ from pygls.lsp.server import LanguageServer
 
 from lsp_verify import __version__
 from lsp_verify.diagnostics import CONFIG, VERIFY
-from lsp_verify.settings import LogLevel, Settings, parse_init_options
+from lsp_verify.settings import LogLevel, parse_init_options
 from lsp_verify.transport import Transport
 from lsp_verify.uris import path_to_uri
 from lsp_verify.workspace import Progress, Workspace
@@ -321,70 +321,36 @@ async def pull_workspace(
 
 @SERVER.command("verify.runNow")
 async def run_now(ls: VerifyServer, *args: Any) -> Any:
-    folder, document = ls.verify.target(uri_argument(args))
-    if folder is None:
-        return None
-    await folder.ready.wait()
-    return (await folder.verifier.run_now(document)).to_json()
+    folder, document = await ls.verify.ready_target(uri_argument(args))
+    return (await folder.verifier.run_now(document)).to_json() if folder else None
 
 
 @SERVER.command("verify.cancel")
 async def cancel(ls: VerifyServer, *args: Any) -> Any:
-    uri = uri_argument(args)
-    folders = [ls.verify.target(uri)[0]] if uri is not None else list(ls.verify.folders.values())
-    cancelled = []
-    for folder in folders:
-        if folder is not None:
-            cancelled.extend(await folder.verifier.cancel())
-    return [r.to_json() for r in cancelled]
+    return [record.to_json() for record in await ls.verify.cancel(uri_argument(args))]
 
 
 @SERVER.command("verify.showLastRun")
 def show_last_run(ls: VerifyServer, *args: Any) -> Any:
-    uri = uri_argument(args)
-    if uri is None and len(ls.verify.folders) > 1:
-        records = [f.verifier.last_record for f in ls.verify.folders.values()]
-        return [r.to_json() for r in records if r is not None]
-    folder = ls.verify.target(uri)[0]
-    record = folder.verifier.last_record if folder is not None else None
-    return record.to_json() if record is not None else None
+    return ls.verify.last_records(uri_argument(args))
 
 
 @SERVER.command("verify.explain")
 async def explain(ls: VerifyServer, *args: Any) -> Any:
-    from lsp_verify.plan import plan_to_json
-
-    folder = ls.verify.target(uri_argument(args))[0]
-    if folder is None:
-        return None
-    await folder.ready.wait()
-    return {**plan_to_json(folder.plan()), "settings": _settings_json(folder.settings())}
+    folder, _ = await ls.verify.ready_target(uri_argument(args))
+    return ls.verify.explain(folder) if folder else None
 
 
 @SERVER.command("verify.approve")
 async def approve(ls: VerifyServer, *args: Any) -> Any:
-    from lsp_verify.trust import needs_question, plan_fingerprint
-
-    folder = ls.verify.target(uri_argument(args))[0]
-    if folder is None:
-        return None
-    await folder.ready.wait()
-    plan = folder.plan()
-    if not needs_question(plan):
-        return {"approved": False, "reason": "nothing to approve: " + plan.reason}
-    stored = await asyncio.to_thread(ls.verify.trust.approve, plan)
-    ls.verify.trust_warnings()
-    return {"approved": stored, "command": plan.command, "fingerprint": plan_fingerprint(plan)}
+    folder, _ = await ls.verify.ready_target(uri_argument(args))
+    return await ls.verify.approve(folder) if folder else None
 
 
 @SERVER.command("verify.revoke")
 async def revoke(ls: VerifyServer, *args: Any) -> Any:
-    folder = ls.verify.target(uri_argument(args))[0]
-    if folder is None:
-        return None
-    removed = await asyncio.to_thread(ls.verify.trust.revoke, folder.path)
-    ls.verify.trust_warnings()
-    return {"revoked": removed}
+    folder, _ = ls.verify.target(uri_argument(args))
+    return await ls.verify.revoke(folder) if folder else None
 
 
 def uri_argument(args: Sequence[Any]) -> str | None:
@@ -404,18 +370,6 @@ def uri_argument(args: Sequence[Any]) -> str | None:
             if found is not None:
                 return found
     return None
-
-
-def _settings_json(settings: Settings) -> dict[str, Any]:
-    return {
-        "command": settings.command,
-        "globs": list(settings.globs),
-        "timeoutMs": settings.timeout_ms,
-        "runOn": settings.run_on,
-        "tailLines": settings.tail_lines,
-        "autoDetect": settings.auto_detect,
-        "confirm": settings.confirm,
-    }
 
 
 def _import_run_modules() -> None:

@@ -17,22 +17,21 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from lsp_verify.diagnostics import Diagnostics, record_entries
-from lsp_verify.folder import Folder
+from lsp_verify.diagnostics import record_entries
+from lsp_verify.folder import Folder, Folders
 from lsp_verify.globs import matches_any
 from lsp_verify.record import Record, Trigger, log_line, record_for_plan
-from lsp_verify.settings import InitOptions, LogLevel, apply_config_change, parse_settings
+from lsp_verify.settings import LogLevel
 from lsp_verify.uris import relative_to, uri_to_path
 from lsp_verify.verifier import RunRequest
 from lsp_verify.watched import trigger_changed
 
 if TYPE_CHECKING:
     from lsp_verify.plan import Plan
-    from lsp_verify.settings import ParsedSettings, Settings
-    from lsp_verify.trust import TrustStore
+    from lsp_verify.settings import Settings
 
 log = logging.getLogger("lsp_verify")
 
@@ -63,122 +62,8 @@ class UI(Protocol):
     def document_text(self, uri: str) -> str | None: ...
 
 
-class Workspace:
-    def __init__(self, ui: UI, options: InitOptions | None = None) -> None:
-        self.ui = ui
-        self.folders: dict[str, Folder] = {}
-        self.options = options or InitOptions()
-        self.diagnostics = Diagnostics(self._publish)
-        self.closing = False
-        self._warned: set[str] = set()
-        self._trust: TrustStore | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    @property
-    def trust(self) -> TrustStore:
-        if self._trust is None:
-            from lsp_verify.trust import TrustStore
-
-            self._trust = TrustStore()
-        return self._trust
-
-    # ----- folders -----
-
-    def add_folder(self, uri: str) -> Folder | None:
-        path = uri_to_path(uri)
-        if path is None:
-            self.log(f"ignoring workspace folder {uri}: not a file:// folder")
-            return None
-        if path not in self.folders:
-            self.folders[path] = Folder(
-                path, uri, self._job, self._on_record, self.send_status, self.diagnostics.set_config
-            )
-        return self.folders[path]
-
-    def folder_of(self, path: str) -> Folder | None:
-        """The innermost workspace folder holding `path`."""
-        best: Folder | None = None
-        for folder in self.folders.values():
-            if relative_to(folder.path, path) is not None and (
-                best is None or len(folder.path) > len(best.path)
-            ):
-                best = folder
-        return best
-
-    def folder_of_uri(self, uri: str) -> tuple[Folder | None, str | None]:
-        path = uri_to_path(uri)
-        return (self.folder_of(path) if path is not None else None), path
-
-    def remove_folder(self, uri: str) -> None:
-        """A folder left the workspace: stop its runs, then withdraw its diagnostics."""
-        path = uri_to_path(uri)
-        folder = self.folders.pop(path, None) if path else None
-        if folder is not None:
-            self.spawn(self._retire(folder))
-
-    async def _retire(self, folder: Folder) -> None:
-        await folder.verifier.close()
-
-        def was_its(uri: str) -> bool:
-            path = uri_to_path(uri)
-            return (
-                path is not None
-                and relative_to(folder.path, path) is not None
-                and self.folder_of(path) is None
-            )
-
-        self.diagnostics.replace_verify({}, was_its)
-
-    def target(self, uri: str | None) -> tuple[Folder | None, str | None]:
-        """Folder and document a command names (a document or folder URI, or nothing)."""
-        if uri is None:
-            folders = list(self.folders.values())
-            recent = [f for f in folders if f.verifier.last_document is not None]
-            candidates = recent or folders
-            return (candidates[0] if candidates else None), None
-        path = uri_to_path(uri)
-        if path is None:
-            return None, None
-        if path in self.folders:
-            return self.folders[path], None
-        folder = self.folder_of(path)
-        return folder, (uri if folder is not None and not os.path.isdir(path) else None)
-
-    # ----- settings -----
-
-    async def load_settings(self, folders: list[Folder]) -> None:
-        """Each folder's `verify` section from the client, where it can answer; else the
-        initialization options."""
-        answers = await self.ui.configuration([f.uri for f in folders]) if folders else None
-        for n, folder in enumerate(folders):
-            answer = answers[n] if answers is not None and n < len(answers) else None
-            origin = "settings" if answers is not None else "initializationOptions"
-            value = answer if answer not in (None, {}) else self.options.settings
-            folder.editor = self._parse(value, origin)
-            folder.ready.set()
-
-    def settings_changed(self, settings: object) -> None:
-        """workspace/didChangeConfiguration: saves from now on wait for the new settings."""
-        self.options = apply_config_change(self.options, settings)
-        folders = list(self.folders.values())
-        for folder in folders:
-            folder.ready.clear()
-        self.spawn(self.load_settings(folders))
-
-    def _parse(self, value: object, origin: str) -> ParsedSettings:
-        parsed = parse_settings(value, origin)
-        for message in parsed.messages:
-            self.warn_once(message.text)
-        return parsed
-
-    def warn_once(self, text: str) -> None:
-        """A settings problem is shown once (showMessage) and logged, never repeated."""
-        if text in self._warned:
-            return
-        self._warned.add(text)
-        self.log(text, "warning")
-        if not self.closing:
-            self.ui.show_warning(text)
+class Workspace(Folders):
+    """The folders (see Folders), what triggers their runs, and what a run does."""
 
     # ----- triggers -----
 
@@ -331,10 +216,6 @@ class Workspace:
             return f"you chose not to run it; {HOW_TO_APPROVE}"
         return f"the question was dismissed; {HOW_TO_APPROVE}"
 
-    def trust_warnings(self) -> None:
-        for warning in self.trust.take_warnings():
-            self.warn_once(warning)
-
     # ----- results -----
 
     def _on_record(self, folder: Folder, record: Record) -> None:
@@ -370,41 +251,3 @@ class Workspace:
     def _publish(self, uri: str) -> None:
         if not self.closing and not self.options.pull:
             self.ui.publish(uri, self.diagnostics.union_payloads(uri))
-
-    async def wait_for_pending(self, uri: str | None) -> None:
-        """A pull waits for the queued or running run of the document's folder (all folders
-        for a workspace pull): that run saw the latest change. Bounded by timeoutMs."""
-        folders = list(self.folders.values())
-        if uri is not None:
-            folder = self.folder_of_uri(uri)[0]
-            folders = [folder] if folder is not None else []
-        waits = []
-        for folder in folders:
-            pending = folder.verifier.pending()
-            if pending is not None:
-                limit = folder.settings().timeout_ms / 1000 + 5
-                waits.append(asyncio.wait_for(asyncio.shield(pending), limit))
-        if waits:
-            await asyncio.gather(*waits, return_exceptions=True)
-
-    # ----- status, log, lifetime -----
-
-    def send_status(self, folder: Folder) -> None:
-        if not self.closing:
-            self.ui.send_status(folder.status())
-
-    def log(self, text: str, level: LogLevel = "log") -> None:
-        log.info("%s", text)
-        if not self.closing:
-            self.ui.log(text, level)
-
-    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run `work` as a task the workspace keeps a reference to until it ends."""
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def close_all(self) -> None:
-        await asyncio.gather(
-            *(f.verifier.close() for f in list(self.folders.values())), return_exceptions=True
-        )

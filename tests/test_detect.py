@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from lsp_verify.plan import Plan, Rule, make_plan
-from lsp_verify.settings import load_project_file, parse_settings
+from lsp_verify.project_file import load_project_file
+from lsp_verify.settings import parse_settings
 
 ORDER = ["settings", "project-file", "script", "pytest", "tox", "npm", "cargo", "make"]
 PYTEST_TABLE = '[tool.pytest.ini_options]\naddopts = "-ra"\n'
@@ -737,7 +738,7 @@ def test_planning_looks_only_at_the_declared_inputs(
 ) -> None:
     """`plan_signature` is only sound if PLAN_INPUTS lists every path planning touches."""
     import lsp_verify.plan as plan_module
-    import lsp_verify.settings as settings_module
+    import lsp_verify.project_file as settings_module
 
     (tmp_path / "uv.lock").write_text("")
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n[tool.tox]\n")

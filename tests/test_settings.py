@@ -11,17 +11,16 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from lsp_verify.project_file import ProjectFile, load_project_file
 from lsp_verify.settings import (
     DEFAULTS,
     KEYS,
     PROJECT_FILE,
     REPOSITORY_KEYS,
     ParsedSettings,
-    ProjectFile,
     Settings,
     SettingsMessage,
     effective_settings,
-    load_project_file,
     parse_settings,
 )
 

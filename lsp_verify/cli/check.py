@@ -19,14 +19,10 @@ from typing import TextIO
 
 from lsp_verify.execute import execute_plan
 from lsp_verify.plan import Plan, make_plan, plan_to_json
+from lsp_verify.project_file import load_project_file
 from lsp_verify.reaper import claim_children, sweep
 from lsp_verify.record import Record
-from lsp_verify.settings import (
-    Settings,
-    effective_settings,
-    load_project_file,
-    parse_settings,
-)
+from lsp_verify.settings import Settings, effective_settings, parse_settings
 
 EXIT_NO_PLAN = 3
 EXIT_USAGE = 2

@@ -7,7 +7,8 @@ import os
 import sys
 
 from lsp_verify.plan import make_plan, plan_to_json
-from lsp_verify.settings import SettingsMessage, load_project_file
+from lsp_verify.project_file import load_project_file
+from lsp_verify.settings import SettingsMessage
 
 EXIT_USAGE = 2
 

@@ -19,21 +19,16 @@ Every line inside pytest's own sections is claimed, so that the generic matchers
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
-from .base import Problem, Related
 from .matcher import (
     MAX_MESSAGE_CHARS,
     MAX_MESSAGE_LINES,
     FramePick,
     Locator,
     Matcher,
-    clip_message,
-    dedent,
 )
+from .pytest_outcomes import FailureRecord, Outcomes, SummaryEntry
 
-# Records (one per failing test) wait for the short summary, which names their test ids;
-# each holds a few frames and at most a message's worth of text.
 MAX_RECORDS = 300
 MAX_SUMMARY = 500
 _MAX_SUMMARY_TEXT = 500
@@ -76,43 +71,19 @@ def banner(line: str, char: str) -> str | None:
     return title if title.strip(char + " ") else None
 
 
-@dataclass
-class _Record:
-    start: int
-    kind: str  # failed | error | collect | line
-    title: str
-    frames: FramePick
-    e_lines: list[str] = field(default_factory=list)
-    e_last: str = ""
-    e_file: bool = False
-    exc: str = ""
-    native: bool = False
-    native_msg: list[str] = field(default_factory=list)
-    native_after: bool = False
-    captured: bool = False
-
-
 def _keep_line(lines: list[str], line: str) -> None:
     """Keep no more of a message than `clip_message` could show."""
     if len(lines) < MAX_MESSAGE_LINES and sum(map(len, lines)) < MAX_MESSAGE_CHARS:
         lines.append(line[:MAX_MESSAGE_CHARS])
 
 
-@dataclass
-class _Summary:
-    kind: str
-    nodeid: str
-    message: str
-    used: bool = False
-
-
 class PytestMatcher(Matcher):
     def __init__(self, locator: Locator | None = None) -> None:
         super().__init__(locator)
         self._region = _NONE
-        self._record: _Record | None = None
-        self._records: list[_Record] = []
-        self._summary: list[_Summary] = []
+        self._record: FailureRecord | None = None
+        self._records: list[FailureRecord] = []
+        self._summary: list[SummaryEntry] = []
         self.unlocated = 0
 
     # -- reading ---------------------------------------------------------------------------
@@ -170,7 +141,7 @@ class PytestMatcher(Matcher):
                 nodeid, _, message = rest.partition(" - ")
                 nodeid, message = nodeid.strip(), message.strip()[:_MAX_SUMMARY_TEXT]
                 if len(nodeid) <= _MAX_SUMMARY_TEXT:
-                    self._summary.append(_Summary(kind, nodeid, message))
+                    self._summary.append(SummaryEntry(kind, nodeid, message))
             return True
         if _STATS.match(line):
             # -q prints the totals without a banner: the end of pytest's report.
@@ -234,7 +205,7 @@ class PytestMatcher(Matcher):
             record.frames.add(where.group(1), int(where.group(2)))
         return True
 
-    def _on_e_line(self, record: _Record, text: str) -> None:
+    def _on_e_line(self, record: FailureRecord, text: str) -> None:
         found = _E_FILE.match(text)
         if found is not None:
             # A SyntaxError while importing: its own location is the deepest frame.
@@ -246,7 +217,7 @@ class PytestMatcher(Matcher):
             record.e_last = text[:MAX_MESSAGE_CHARS]
         _keep_line(record.e_lines, text)
 
-    def _on_native(self, record: _Record, line: str) -> None:
+    def _on_native(self, record: FailureRecord, line: str) -> None:
         if line == "Traceback (most recent call last):":
             record.native = True
             record.native_after = False
@@ -270,15 +241,15 @@ class PytestMatcher(Matcher):
             kind, title = "failed", headline
         self._record = self._new_record(kind, title.strip())
 
-    def _new_record(self, kind: str, title: str) -> _Record:
-        return _Record(self.index, kind, title[:_MAX_SUMMARY_TEXT], FramePick(self.locator))
+    def _new_record(self, kind: str, title: str) -> FailureRecord:
+        return FailureRecord(self.index, kind, title[:_MAX_SUMMARY_TEXT], FramePick(self.locator))
 
     def _close_record(self) -> None:
         if self._record is not None:
             self._keep(self._record)
             self._record = None
 
-    def _keep(self, record: _Record) -> None:
+    def _keep(self, record: FailureRecord) -> None:
         if len(self._records) < MAX_RECORDS:
             self._records.append(record)
         else:
@@ -289,9 +260,10 @@ class PytestMatcher(Matcher):
     def flush(self) -> None:
         self._close_record()
         self._region = _NONE
+        outcomes = Outcomes(self.locator)
         for record in self._records:
-            entry = self._summary_for(record)
-            problem = self._problem(record, entry)
+            entry = outcomes.summary_for(record, self._summary)
+            problem = outcomes.problem(record, entry)
             if problem is None:
                 self.unlocated += 1
             else:
@@ -299,157 +271,8 @@ class PytestMatcher(Matcher):
         for entry in self._summary:
             if not entry.used:
                 # --tb=no or a style without frames: only the summary names the failure.
-                problem = self._from_summary(entry)
+                problem = outcomes.from_summary(entry)
                 if problem is not None:
                     self.emit(self.index, problem)
         self._records = []
         self._summary = []
-
-    def _summary_for(self, record: _Record) -> _Summary | None:
-        if record.kind == "collect":
-            for entry in self._summary:
-                if not entry.used and entry.kind == "ERROR" and entry.nodeid == record.title:
-                    entry.used = True
-                    return entry
-            return None
-        if record.kind == "line":
-            for entry in self._summary:
-                if not entry.used and entry.kind == "FAILED" and _same_message(entry, record.exc):
-                    entry.used = True
-                    return entry
-            return None
-        wanted_kind = "FAILED" if record.kind == "failed" else "ERROR"
-        suffix = _title_to_nodeid(record.title)
-        candidates = [
-            entry
-            for entry in self._summary
-            if not entry.used
-            and entry.kind == wanted_kind
-            and (entry.nodeid == suffix or entry.nodeid.endswith("::" + suffix))
-        ]
-        if not candidates:
-            return None
-        chosen = candidates[0]
-        if len(candidates) > 1:
-            frame_files = {
-                self.locator.relative(frame[0])
-                for frame in (record.frames.first, record.frames.last)
-                if frame is not None
-            }
-            for entry in candidates:
-                if self.locator.relative(entry.nodeid.split("::", 1)[0]) in frame_files:
-                    chosen = entry
-                    break
-        chosen.used = True
-        return chosen
-
-    def _problem(self, record: _Record, entry: _Summary | None) -> Problem | None:
-        test_id = self._test_id(record, entry)
-        message = _record_message(record) or (entry.message if entry else "") or "failed"
-        if test_id:
-            message = f"{test_id}: {message}"
-        first, last = record.frames.first, record.frames.last
-        related: tuple[Related, ...] = ()
-        if first is not None and last is not None:
-            path, line = last
-            if first != last:
-                related = (self._related(record, test_id, first),)
-            elif test_id:
-                related = self._def_related(record, test_id, path, line)
-        elif test_id and self.locator.relative(_id_file(test_id)) is not None:
-            path = _id_file(test_id)
-            line = self._def_line(test_id) if record.kind != "collect" else 1
-        elif record.frames.deepest is not None:
-            # Only frames outside the folder: report the deepest, the collector counts the drop.
-            path, line = record.frames.deepest
-        else:
-            return None
-        return Problem(
-            path=path, line=line, column=1, message=message, code=test_id or None, related=related
-        )
-
-    def _from_summary(self, entry: _Summary) -> Problem | None:
-        path = _id_file(entry.nodeid)
-        line = self._def_line(entry.nodeid) if "::" in entry.nodeid else 1
-        message = f"{entry.nodeid}: {entry.message or entry.kind.lower()}"
-        return Problem(path=path, line=line, column=1, message=message, code=entry.nodeid)
-
-    def _test_id(self, record: _Record, entry: _Summary | None) -> str:
-        if entry is not None:
-            return entry.nodeid
-        if record.kind == "collect":
-            return self.locator.relative(record.title) or record.title
-        if record.kind == "line":
-            return record.title
-        # No summary (-rN, or it scrolled away): build the id from the test's own frame.
-        if record.frames.first is not None:
-            path = record.frames.first[0]
-            rel = self.locator.relative(path) or path
-            return f"{rel}::{_title_to_nodeid(record.title)}"
-        return _title_to_nodeid(record.title)
-
-    def _related(self, record: _Record, test_id: str, frame: tuple[str, int]) -> Related:
-        verb = "imported by" if record.kind == "collect" else "called from test"
-        return Related(path=frame[0], line=frame[1], column=1, message=f"{verb} {test_id}")
-
-    def _def_related(
-        self, record: _Record, test_id: str, path: str, line: int
-    ) -> tuple[Related, ...]:
-        """The test's `def` line, when the failure is elsewhere and no frame points at it:
-        a fixture that broke, or --tb=line's single location in project code."""
-        if record.kind == "collect" or "::" not in test_id:
-            return ()
-        test_file = _id_file(test_id)
-        where = self.locator.relative(test_file)
-        if where is None:
-            return ()
-        if where == self.locator.relative(path) and record.kind != "error":
-            return ()
-        def_line = self._def_line(test_id)
-        if where == self.locator.relative(path) and def_line == line:
-            return ()
-        return (Related(path=test_file, line=def_line, column=1, message=f"test {test_id}"),)
-
-    def _def_line(self, test_id: str) -> int:
-        name = test_id.rsplit("::", 1)[-1].split("[", 1)[0]
-        if not name.isidentifier():
-            return 1
-        starts = (f"def {name}(", f"async def {name}(")
-        return self.locator.find_line(_id_file(test_id), starts) or 1
-
-
-def _id_file(test_id: str) -> str:
-    return test_id.split("::", 1)[0]
-
-
-def _title_to_nodeid(title: str) -> str:
-    """`TestGroup.test_method[a.b]` -> `TestGroup::test_method[a.b]` (dots in params stay)."""
-    head, bracket, params = title.partition("[")
-    return head.replace(".", "::") + bracket + params
-
-
-def _same_message(entry: _Summary, text: str) -> bool:
-    if not entry.message or not text:
-        return False
-    if entry.message == text:
-        return True
-    # The summary cuts long messages to the terminal width and ends them with "...".
-    if entry.message.endswith("..."):
-        return text.startswith(entry.message[:-3])
-    return False
-
-
-def _record_message(record: _Record) -> str:
-    if record.native and record.native_msg:
-        lines = list(record.native_msg)
-        first = lines[0]
-        if first.startswith("AssertionError: assert "):
-            lines[0] = first[len("AssertionError: ") :]
-        return clip_message(dedent(lines))
-    if record.e_lines:
-        lines = dedent(record.e_lines)
-        if record.e_file:
-            # The source and caret lines of a SyntaxError are noise once we point at it.
-            return clip_message([record.e_last.strip()])
-        return clip_message(lines)
-    return record.exc

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from lsp_verify.plan import Plan, plan_fingerprint
+from lsp_verify.project_file import read_limited
 from lsp_verify.record import now_iso
-from lsp_verify.settings import read_limited
 
 if sys.platform != "win32":
     import fcntl
