@@ -28,13 +28,16 @@ it is first needed (a run, a sweep), so that the keeper does not carry it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
 import sys
 import time
 from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the keeper forks before asyncio is loaded: only a type here
+    import asyncio
 
 __all__ = [
     "GROUP_KILL_ONLY",
