@@ -17,7 +17,9 @@ def uri_to_path(uri: str) -> str | None:
         return None
     if parsed.scheme != "file":
         return None
-    path = unquote(parsed.path)
+    # The bytes of a name that is not UTF-8 come back as the surrogates os.fsdecode gives
+    # them, so the path names the same file (errors='replace' would name another).
+    path = unquote(parsed.path, errors="surrogateescape")
     if parsed.netloc and parsed.netloc != "localhost":
         path = f"//{parsed.netloc}{path}"
     if not path.startswith("/"):

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lsp_verify.uris import relative_to, uri_to_path
+from lsp_verify.uris import path_to_uri, relative_to, uri_to_path
 
 
 def by_relpath(folder: str, path: str) -> str | None:
@@ -53,3 +53,10 @@ def test_uri_to_path() -> None:
     assert uri_to_path("file:relative") is None
     # Asked again (every save does): the same answer.
     assert uri_to_path("file:///tmp/a%20b/c.py") == "/tmp/a b/c.py"
+
+
+def test_a_name_that_is_not_utf8_round_trips() -> None:
+    path = os.fsdecode(b"/tmp/caf\xe9")
+    uri = path_to_uri(path)
+    assert uri == "file:///tmp/caf%E9"
+    assert uri_to_path(uri) == path

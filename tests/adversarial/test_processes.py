@@ -20,7 +20,7 @@ import pytest
 
 from tests.lsp_session import server_env
 from tests.procs import alive_with, unique_sleep
-from tests.test_transport import RawServer, did_save, frame
+from tests.raw_client import RawServer, did_save, frame
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the reaper is Linux's")
 
