@@ -4,8 +4,10 @@ and every raw write. The only code that touches pygls' protocol internals.
 pygls' own `start_io` reads stdin through a worker thread; here stdin is framed by an
 asyncio protocol on the event loop, so a burst of saves arrives as it was sent and
 coalesces. Each message is handed to `Transport.dispatch`, which takes the shortcuts that
-`benchmarks/lsp.py` shows matter (a save, and a watched-files notification, skip pygls'
-typed decoding), refuses what LSP says to refuse, and gives everything else to pygls.
+measurably matter, refuses what LSP says to refuse, and gives everything else to pygls: a
+save skips pygls' typed decoding (benchmarks/lsp.py, save -> diagnostics over the bare
+command, three alternating runs: 0.91-1.40 ms with it, 1.26-1.44 ms without), and so does a
+watched-files notification (100 000 changes: 0.2 s instead of 6 s).
 The diagnostics published after a run, and `verify/status`, are written as JSON made here
 rather than through pygls' converter: that write is on the path the user waits on.
 """
