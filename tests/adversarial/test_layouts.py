@@ -21,20 +21,6 @@ from tests.raw_client import RawServer, did_save, frame, show_last_run
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths")
 
 
-@pytest.fixture
-def raw(state: Path) -> Any:
-    servers: list[RawServer] = []
-
-    def make() -> RawServer:
-        server = RawServer(state)
-        servers.append(server)
-        return server
-
-    yield make
-    for server in servers:
-        server.kill()
-
-
 def record_after(
     server: RawServer, rid: int, want: str, folder: Path | None = None, timeout: float = 20
 ) -> dict[str, Any]:

@@ -126,20 +126,6 @@ def token() -> Any:
             os.kill(pid, signal.SIGKILL)
 
 
-@pytest.fixture
-def raw(state: Path) -> Any:
-    servers: list[RawServer] = []
-
-    def make() -> RawServer:
-        server = RawServer(state)
-        servers.append(server)
-        return server
-
-    yield make
-    for server in servers:
-        server.kill()
-
-
 @pytest.mark.parametrize("victim", ["started pid", "server pid"])
 def test_sigkill_of_the_server_mid_run_leaves_no_process(
     raw: Any, project: Path, victim: str, token: str
@@ -171,19 +157,15 @@ def test_an_escapee_without_environment_dies_at_the_end_of_its_run(raw: Any, pro
     assert server.finish() == 0
 
 
+def check_argv(project: Path, command: str) -> list[str]:
+    return [sys.executable, "-m", "lsp_verify", "check", str(project), "--command", command]
+
+
 def test_check_leaves_no_escapee_without_environment(
     project: Path, state: Path, token: str
 ) -> None:
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "lsp_verify",
-            "check",
-            str(project),
-            "--command",
-            f"setsid sh -c 'env -i sleep {token} & exit 0'; sleep 0.2",
-        ],
+        check_argv(project, f"setsid sh -c 'env -i sleep {token} & exit 0'; sleep 0.2"),
         capture_output=True,
         text=True,
         timeout=30,
@@ -195,15 +177,7 @@ def test_check_leaves_no_escapee_without_environment(
 
 def test_sigkill_of_check_mid_run_leaves_no_process(project: Path, state: Path, token: str) -> None:
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lsp_verify",
-            "check",
-            str(project),
-            "--command",
-            escapes(token) + f"sleep {token}",
-        ],
+        check_argv(project, escapes(token) + f"sleep {token}"),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=server_env(state),
