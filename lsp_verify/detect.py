@@ -250,7 +250,6 @@ def rule_pytest(root: Root) -> RuleResult:
         manifest=manifest,
         command=command,
         why=f"pytest is configured ({what}); {why_command}, so the command is `{command}`",
-        snapshot=manifest == "pytest.ini",
     )
 
 
@@ -350,7 +349,7 @@ def rule_make(root: Root) -> RuleResult:
     if text is None:
         return why
     if has_test_rule(text):
-        return Match(name, "make test", f"{name} has a rule for the target test", snapshot=True)
+        return Match(name, "make test", f"{name} has a rule for the target test")
     return f"{name} has no rule line whose targets include test"
 
 

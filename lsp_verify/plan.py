@@ -44,7 +44,7 @@ class Plan:
     folder: absolute path. manifest: relative to the folder, POSIX, or None.
     fingerprint: "sha256:<hex>" of the manifest bytes, or None.
     steps: the shell commands a run executes, in order (npm: pretest/test/posttest strings).
-    snapshot: the manifest bytes for Makefile / package.json / pytest.ini, else None.
+    snapshot: package.json's bytes for the npm path (which lifecycle scripts the steps are).
     env: extra environment for the run (npm_package_name, npm_package_version).
     """
 

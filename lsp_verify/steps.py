@@ -1,13 +1,14 @@
 """A plan made ready to run: the concrete steps (command, environment, folder) it comes to.
 
 `with prepared(plan) as ready:` gives the steps, or why the run must not happen:
-- npm: one step per lifecycle script the plan holds (pretest, test, posttest), each with
-  npm's environment (npm_lifecycle_event, npm_lifecycle_script, INIT_CWD) and the
-  project's node_modules/.bin first on PATH;
-- a Makefile, or pytest.ini for pytest: the command reads a private copy of the manifest as
-  it was planned, in a temporary directory that lasts as long as the `with`;
-- any other manifest: the run is skipped when the file's bytes no longer match the plan's
-  fingerprint.
+- npm: one step per lifecycle script the plan holds (pretest, test, posttest), the approved
+  strings, each with npm's environment (npm_lifecycle_event, npm_lifecycle_script,
+  INIT_CWD) and the PATH npm gives it: the node_modules/.bin of the folder and of every
+  folder above it, nearest first (a package of a hoisted workspace finds the root's tools);
+- any other plan runs its command in place, against the real files, exactly as the user
+  would type it (a copy of a Makefile or pytest.ini changes what `$(MAKEFILE_LIST)` and
+  pytest's `pythonpath` resolve against), once the manifest's bytes are checked against the
+  plan's fingerprint: a manifest changed since planning skips the run.
 Every step's environment is this process's, with the plan's own values on top.
 """
 
@@ -15,8 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import shutil
 from dataclasses import dataclass
 
 from lsp_verify.plan import Plan, fingerprint
@@ -27,19 +26,16 @@ __all__ = ["Ready", "prepared"]
 
 @dataclass(frozen=True)
 class Ready:
-    """The steps to run, or (`skip`) why the run must not happen. Leaving its `with` block
-    removes the snapshot the steps read, if there is one."""
+    """The steps to run, or (`skip`) why the run must not happen."""
 
     steps: tuple[Step, ...]
     skip: str | None = None
-    snapshot_dir: str | None = None
 
     def __enter__(self) -> Ready:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self.snapshot_dir is not None:
-            shutil.rmtree(self.snapshot_dir, ignore_errors=True)
+        return None
 
 
 _environ_copy: tuple[dict[bytes, bytes], dict[str, str]] | None = None
@@ -64,16 +60,14 @@ def _environment() -> dict[str, str]:
 
 
 def prepared(plan: Plan) -> Ready:
-    """The plan's steps, for a `with` block. May raise OSError (writing a snapshot)."""
+    """The plan's steps, for a `with` block."""
     assert plan.command is not None
     env = _environment()
     env.update(plan.env)
     folder = plan.folder
 
     if plan.runner == "npm":
-        env["PATH"] = (
-            os.path.join(folder, "node_modules", ".bin") + os.pathsep + env.get("PATH", os.defpath)
-        )
+        env["PATH"] = os.pathsep.join([*_bin_dirs(folder), env.get("PATH", os.defpath)])
         env["INIT_CWD"] = folder
         steps = []
         for name, script in zip(_npm_step_names(plan), plan.steps):
@@ -83,29 +77,6 @@ def prepared(plan: Plan) -> Ready:
             steps.append(Step(script, step_env, folder))
         return Ready(tuple(steps))
 
-    snapshot_run = plan.runner == "make" or (
-        plan.runner == "pytest" and plan.manifest == "pytest.ini"
-    )
-    if snapshot_run and plan.snapshot is not None and plan.manifest is not None:
-        import tempfile  # here: most runs have no snapshot, and the server stays smaller
-
-        tmpdir = tempfile.mkdtemp(prefix="lsp-verify-")  # 0700: the snapshot is private
-        try:
-            # The same file name keeps make's and pytest's own reading of it (pytest treats a
-            # file named pytest.ini differently from other .ini files).
-            path = os.path.join(tmpdir, os.path.basename(plan.manifest))
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as f:
-                f.write(plan.snapshot)
-        except BaseException:
-            shutil.rmtree(tmpdir, ignore_errors=True)
-            raise
-        if plan.runner == "make":
-            command = f"make -f {shlex.quote(path)} test"
-        else:
-            command = f"{plan.command} -c {shlex.quote(path)} --rootdir {shlex.quote(folder)}"
-        return Ready((Step(command, env, folder),), snapshot_dir=tmpdir)
-
     manifest = plan.manifest
     if (
         manifest is not None
@@ -114,6 +85,19 @@ def prepared(plan: Plan) -> Ready:
     ):
         return Ready((), skip=f"manifest changed: {manifest}")
     return Ready((Step(plan.command, env, folder),))
+
+
+def _bin_dirs(folder: str) -> list[str]:
+    """node_modules/.bin of `folder` and of every folder above it, nearest first, as npm
+    puts them on PATH."""
+    dirs = []
+    current = folder
+    while True:
+        dirs.append(os.path.join(current, "node_modules", ".bin"))
+        parent = os.path.dirname(current)
+        if parent == current:
+            return dirs
+        current = parent
 
 
 def _npm_step_names(plan: Plan) -> list[str]:

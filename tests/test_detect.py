@@ -393,8 +393,9 @@ def test_npm_only_existing_string_steps(tmp_path: Path) -> None:
 
 
 SNAPSHOT_CASES = [
-    ("pytest.ini", "[pytest]\n", True),
-    ("Makefile", MAKE_TEST, True),
+    # Makefiles and pytest.ini run in place: only npm's lifecycle needs the planned bytes.
+    ("pytest.ini", "[pytest]\n", False),
+    ("Makefile", MAKE_TEST, False),
     ("package.json", NPM_TEST, True),
     ("pyproject.toml", PYTEST_TABLE, False),
     ("setup.cfg", "[tool:pytest]\n", False),
