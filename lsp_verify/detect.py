@@ -348,9 +348,19 @@ def rule_make(root: Root) -> RuleResult:
     text, why = root.text(name)
     if text is None:
         return why
-    if has_test_rule(text):
+    targets = rule_targets(text)
+    if "test" in targets:
         return Match(name, "make test", f"{name} has a rule for the target test")
-    return f"{name} has no rule line whose targets include test"
+    why = f"{name} has no rule line whose targets include test"
+    near = sorted(targets & _NEAR_TEST_TARGETS)
+    if near:
+        named = " and ".join(f"`{t}`" for t in near)
+        why += f" (it has {named}: set verify.command to `make {near[0]}` to run it)"
+    return why
+
+
+# Targets a project may use for its tests under another name: named in the reason, never run.
+_NEAR_TEST_TARGETS = frozenset({"tests", "check", "test-all", "unittest"})
 
 
 RULES: tuple[tuple[str, Callable[[Root], RuleResult]], ...] = (
@@ -397,11 +407,17 @@ def _strip_comment(line: str) -> str:
 
 
 def has_test_rule(text: str) -> bool:
-    """True when a rule line at column 0 lists `test` among its targets.
+    """True when a rule line at column 0 lists `test` among its targets."""
+    return "test" in rule_targets(text)
+
+
+def rule_targets(text: str) -> set[str]:
+    """The targets of the rule lines at column 0.
 
     Recipe lines (a tab first), indented lines, `define` bodies, variable assignments
     (`test := x`, `test ?= x`) and target-specific variables (`test: X = 1`) do not count.
     """
+    found: set[str] = set()
     define_depth = 0
     for line in _logical_lines(text):
         if define_depth:
@@ -427,6 +443,5 @@ def has_test_rule(text: str) -> bool:
         rest = line[colon + 1 :].lstrip(":")
         if _ASSIGNMENT.match(rest):
             continue  # `target: VAR = value` sets a variable, it makes no rule
-        if "test" in targets.split():
-            return True
-    return False
+        found.update(targets.split())
+    return found

@@ -213,9 +213,9 @@ def _detected(root: Root, matches: list[tuple[str, Match]], rules: list[Rule]) -
     if others:
         verb = "matches" if len(others) == 1 else "match"
         reason += (
-            f" {' and '.join(others)} also {verb} here: the first runner found ({runner}) may "
-            "cover only part of this polyglot project; a command in the settings or in "
-            f"{PROJECT_FILE} can run a combined check."
+            f" {' and '.join(others)} also {verb} here; the first in the detector's order "
+            f"({runner}) is the one that runs. If they check different things, a command in "
+            f"the settings or in {PROJECT_FILE} can run them all."
         )
     return Plan(
         folder=root.folder,

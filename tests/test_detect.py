@@ -350,22 +350,41 @@ def test_uv_beats_venv(tmp_path: Path, empty_path: Path) -> None:
 # --- polyglot --------------------------------------------------------------------------------
 
 
-def test_polyglot_pytest_wins_and_reason_says_partial(tmp_path: Path) -> None:
+def test_polyglot_pytest_wins_and_reason_says_which_others_matched(tmp_path: Path) -> None:
     write(tmp_path, {"pyproject.toml": PYTEST_TABLE, "package.json": NPM_TEST})
     plan = make_plan(str(tmp_path))
     check_invariants(plan)
     assert plan.runner == "pytest"
-    assert "may cover only part" in plan.reason
-    assert "npm" in plan.reason
+    assert "npm also matches here; the first in the detector's order (pytest)" in plan.reason
+    assert "can run them all" in plan.reason
     npm = rule(plan, "npm")
     assert npm.matched and "(not used: pytest comes first)" in npm.why
+
+
+def test_a_pure_python_project_is_not_called_polyglot(tmp_path: Path) -> None:
+    """pytest, tox and make all match a Python project: the reason says that, and that the
+    first one runs; it does not call the project polyglot."""
+    write(tmp_path, {"tox.ini": "[tox]\n[pytest]\n", "Makefile": MAKE_TEST})
+    plan = make_plan(str(tmp_path))
+    assert plan.runner == "pytest"
+    assert "tox and make also match here" in plan.reason
+    assert "polyglot" not in plan.reason
+
+
+def test_a_makefile_with_a_near_miss_target_says_so(tmp_path: Path) -> None:
+    write(tmp_path, {"Makefile": "tests:\n\tpytest\ncheck: tests\n"})
+    plan = make_plan(str(tmp_path))
+    assert plan.command is None
+    why = rule(plan, "make").why
+    assert why.startswith("Makefile has no rule line whose targets include test")
+    assert "it has `check` and `tests`: set verify.command to `make check`" in why
 
 
 def test_single_runner_reason_does_not_claim_polyglot(tmp_path: Path) -> None:
     plan = make_plan(str(write(tmp_path, {"pyproject.toml": PYTEST_TABLE})))
     assert plan.reason.startswith("Detected pytest:")
     assert "pyproject.toml" in plan.reason
-    assert "may cover only part" not in plan.reason
+    assert "also match" not in plan.reason
 
 
 # --- npm details, snapshot and fingerprint ---------------------------------------------------

@@ -210,3 +210,16 @@ def test_explain_returns_for_arbitrary_manifest_bytes(files: dict[str, bytes]) -
             assert matched[0] == (plan.runner or plan.source)
             assert plan.fingerprint is not None
             assert plan.steps
+
+
+@pytest.mark.parametrize("command", ["explain", "check", "approve"])
+def test_every_command_says_a_missing_folder_the_same_way(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    (tmp_path / "f").write_text("")
+    assert cli_main([command, str(tmp_path / "nope")]) == 2
+    assert (
+        capsys.readouterr().err == f"lsp-verify {command}: {tmp_path / 'nope'}: no such directory\n"
+    )
+    assert cli_main([command, str(tmp_path / "f")]) == 2
+    assert capsys.readouterr().err == f"lsp-verify {command}: {tmp_path / 'f'}: not a directory\n"

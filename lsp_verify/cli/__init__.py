@@ -92,3 +92,10 @@ def _main(argv: Sequence[str] | None) -> int:
     from lsp_verify.server import serve
 
     return serve()
+
+
+def folder_problem(path: str) -> str | None:
+    """Why `path` cannot be a command's folder, in the one wording every command uses."""
+    if os.path.isdir(path):
+        return None
+    return "not a directory" if os.path.lexists(path) else "no such directory"

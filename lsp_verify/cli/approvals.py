@@ -6,6 +6,7 @@ import json
 import os
 import sys
 
+from lsp_verify.cli import folder_problem
 from lsp_verify.trust import Decision, TrustStore, describe, needs_question
 
 
@@ -39,8 +40,9 @@ def approvals_main(cmd: str, dir: str | None) -> int:
     folder: str | None = None
     if dir is not None or cmd != "approvals":
         given = "." if dir is None else dir
-        if not os.path.isdir(given):
-            print(f"lsp-verify {cmd}: {given}: no such directory", file=sys.stderr)
+        problem = folder_problem(given)
+        if problem is not None:
+            print(f"lsp-verify {cmd}: {given}: {problem}", file=sys.stderr)
             return 2
         folder = os.path.realpath(given)
     store = TrustStore()

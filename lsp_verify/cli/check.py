@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from lsp_verify.cli import folder_problem
 from lsp_verify.execute import execute_plan
 from lsp_verify.plan import Plan, make_plan, plan_to_json
 from lsp_verify.project_file import load_project_file
@@ -32,8 +33,9 @@ EXIT_INTERRUPTED = 130
 
 def check_main(args: argparse.Namespace) -> int:
     folder = Path(args.dir)
-    if not folder.is_dir():
-        print(f"lsp-verify check: {args.dir}: not a directory", file=sys.stderr)
+    problem = folder_problem(args.dir)
+    if problem is not None:
+        print(f"lsp-verify check: {args.dir}: {problem}", file=sys.stderr)
         return EXIT_USAGE
     cli_values: dict[str, object] = {}
     if args.command is not None:

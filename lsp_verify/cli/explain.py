@@ -6,6 +6,7 @@ import json
 import os
 import sys
 
+from lsp_verify.cli import folder_problem
 from lsp_verify.plan import make_plan, plan_to_json
 from lsp_verify.project_file import load_project_file
 from lsp_verify.settings import SettingsMessage
@@ -22,8 +23,8 @@ def message_text(message: SettingsMessage) -> str:
 def explain_main(dir: str) -> int:
     """Print the plan of `dir` (JSON, indent 2) with the problems of its .lsp-verify.toml
     under the extra key "messages". 0 also when there is no plan; 2 when DIR is no folder."""
-    if not os.path.isdir(dir):
-        problem = "no such directory" if not os.path.lexists(dir) else "not a directory"
+    problem = folder_problem(dir)
+    if problem is not None:
         print(f"lsp-verify explain: {dir}: {problem}", file=sys.stderr)
         return EXIT_USAGE
     folder = os.path.abspath(dir)
