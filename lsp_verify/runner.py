@@ -155,8 +155,9 @@ class _Child:
             if waiter is not None:
                 waiter.cancel()
 
-    async def end(self, reach: reaper.RunReach, blocking: bool) -> bool:
+    async def end(self, reach: reaper.RunReach, blocking: bool, keep_jobs: bool = False) -> bool:
         """Kill what is left of the step (all of it, when it has not exited) and reap it.
+        keep_jobs: a step that exited by itself leaves its background jobs to the run's end.
         True when the child itself had to be killed."""
         proc = self.proc
         killed = False
@@ -167,7 +168,10 @@ class _Child:
                 with contextlib.suppress(OSError):
                     proc.kill()
             exited = await reaper.wait_until(self.exited, _KILL_WAIT_S, blocking)
-        await reach.step_ended(proc.pid, proc.returncode is not None, blocking)
+        if keep_jobs and not killed:
+            reach.keep(proc.pid)
+        else:
+            await reach.step_ended(proc.pid, proc.returncode is not None, blocking)
         if proc.returncode is None and exited:
             proc.wait()
         reach.step_reaped(proc.pid)
@@ -224,7 +228,7 @@ async def run_steps(
     exit_code: int | None = 0
     reason: str | None = None
     try:
-        for step in steps:
+        for index, step in enumerate(steps):
             if cancel is not None and cancel.is_set():
                 outcome, exit_code = "cancelled", None
                 break
@@ -253,7 +257,8 @@ async def run_steps(
             if on_spawn is not None:
                 on_spawn(proc.pid)
             why = await child.wait(loop, deadline, cancel)
-            killed = await child.end(reach, blocking=False)
+            more = index < len(steps) - 1  # npm: what pretest started lives on into test
+            killed = await child.end(reach, blocking=False, keep_jobs=more)
             child = None
             out.drain()
             out.end_lines()
@@ -269,6 +274,7 @@ async def run_steps(
             if exit_code != 0:
                 outcome = "failed"
                 break
+        await reach.release(blocking=False)
         os.close(write_fd)
         write_fd = -1
         out.drain()  # usually EOF is already there: no need to go round the event loop
@@ -281,6 +287,7 @@ async def run_steps(
     except BaseException:
         if child is not None and not child.ended:
             await child.end(reach, blocking=True)
+        await reach.release(blocking=True)
         raise
     finally:
         reach.close(child.proc.pid if child is not None else None)

@@ -731,3 +731,27 @@ async def test_changed_script_is_skipped(tmp_path: Path) -> None:
     result = await run_plan(plan, timeout_ms=5000, tail_lines=5)
     assert (result.outcome, result.tail) == ("skipped", ())
     assert result.reason == "manifest changed: .gptme/verify-completion.sh"
+
+
+async def test_npm_background_jobs_of_pretest_live_until_the_run_ends(
+    tmp_path: Path, token: str
+) -> None:
+    """`"pretest": "node server.js &"`: under npm the server is still there for `test`; so
+    it is here, and it dies with the run at its end, as every process of a run does."""
+    server = f"sh -c 'while :; do date +%s%N > beat; sleep 0.02; done' {token} &"
+    beating = 'a=$(cat beat); sleep 0.3; b=$(cat beat); [ "$a" != "$b" ] && echo'
+    plan = npm_plan(
+        tmp_path,
+        {"pretest": server, "test": f"{beating} server up", "posttest": f"{beating} still up"},
+    )
+    result = await run_plan(plan, timeout_ms=10_000, tail_lines=40)
+    assert (result.outcome, result.exit_code) == ("passed", 0), result.tail
+    assert result.tail == ("server up", "still up")
+    await until(lambda: alive(token) == [])
+
+
+async def test_npm_background_jobs_die_when_a_later_step_fails(tmp_path: Path, token: str) -> None:
+    plan = npm_plan(tmp_path, {"pretest": f"sleep {token} &", "test": "exit 3"})
+    result = await run_plan(plan, timeout_ms=10_000, tail_lines=40)
+    assert (result.outcome, result.exit_code) == ("failed", 3)
+    await until(lambda: alive(token) == [], timeout=2)

@@ -140,6 +140,7 @@ class RunReach:
         self._window = escapees.PidWindow() if _chases_escapees() else None
         self._alone = False
         self.forked = False  # a step's end saw forks beyond the steps themselves
+        self._kept: list[int] = []  # groups of ended steps whose jobs live until the run ends
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """`env` with the run's marker. Appended to an outer run's when lsp-verify runs
@@ -172,6 +173,28 @@ class RunReach:
             kill_group(group)
         if window is not None:
             await escapees.kill_escaped(self._token, window, blocking)
+
+    def keep(self, group: int) -> None:
+        """A step ended by itself and more steps follow: what it left running (npm's
+        `pretest` starting a server the tests talk to) lives on, as under npm, until the
+        run ends (`release`)."""
+        self._kept.append(group)
+        self.forked = True
+
+    async def release(self, blocking: bool) -> None:
+        """The run is over: kill what the kept steps left running. On Linux every process
+        of the run carries the marker (one that wiped it is swept by parentage in `close`);
+        elsewhere each kept group is killed."""
+        kept, self._kept = self._kept, []
+        if not kept:
+            return
+        if self._window is not None:
+            from lsp_verify.reaper import escapees
+
+            await escapees.kill_escaped(self._token, self._window, blocking)
+        else:
+            for group in kept:
+                kill_group(group)
 
     def step_reaped(self, group: int) -> None:
         """The step's leader is reaped: reap the zombies its session left to us."""
