@@ -1,91 +1,255 @@
-"""The verdict is the bare command's: `lsp-verify check` exits as the command does when typed
-by hand in the folder, on layouts where a copy of the manifest or a narrow PATH would change
-it. Each case runs the bare command too, in a passing and a failing state, and compares."""
+"""The verdict is the bare command's: on every layout here, `lsp-verify check` and a run
+through the server exit as the command does when typed by hand in the folder, in a passing
+and a failing state. Each case runs the bare command too and compares. The layouts are the
+ones real projects use and a copied manifest or a narrow PATH would break."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.lsp_session import server_env
+from tests.raw_client import RawServer, frame
 
 BIN = os.path.dirname(sys.executable)
+Layout = Callable[[Path, bool], str]  # (folder, failing) -> the bare command
 
 
-def env_for(state: Path) -> dict[str, str]:
-    env = server_env(state, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
-    env["PATH"] = BIN + os.pathsep + env.get("PATH", os.defpath)
-    return env
+def write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
 
 
-def bare(command: str, folder: Path, env: dict[str, str]) -> int:
-    return subprocess.run(command, shell=True, cwd=folder, env=env, capture_output=True).returncode
-
-
-def check(folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_verify", "check", str(folder)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+def calc_tests(folder: Path, failing: bool, test_dir: str = "tests") -> None:
+    write(
+        folder,
+        {
+            "src/calc.py": "def add(a, b):\n    return a + b\n",
+            f"{test_dir}/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
+            f"    assert add(1, 2) == {4 if failing else 3}\n",
+        },
     )
 
 
-def pytest_pythonpath(folder: Path, failing: bool) -> str:
-    (folder / "src").mkdir()
-    (folder / "src" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    (folder / "tests").mkdir()
-    want = 4 if failing else 3
-    (folder / "tests" / "test_calc.py").write_text(
-        f"from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == {want}\n"
-    )
-    (folder / "pytest.ini").write_text("[pytest]\npythonpath = src\ntestpaths = tests\n")
+def pytest_ini(folder: Path, failing: bool) -> str:
+    calc_tests(folder, failing)
+    write(folder, {"pytest.ini": "[pytest]\npythonpath = src\ntestpaths = tests\n"})
     return "pytest -x -q"
 
 
-def makefile_list(folder: Path, failing: bool) -> str:
-    (folder / "tests").mkdir()
-    (folder / "tests" / "run.sh").write_text(f"exit {1 if failing else 0}\n")
-    (folder / "Makefile").write_text(
-        "HERE := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))\ntest:\n\tsh $(HERE)tests/run.sh\n"
+def pyproject(folder: Path, failing: bool) -> str:
+    calc_tests(folder, failing)
+    table = '[tool.pytest.ini_options]\npythonpath = ["src"]\ntestpaths = ["tests"]\n'
+    write(folder, {"pyproject.toml": table})
+    return "pytest -x -q"
+
+
+def setup_cfg(folder: Path, failing: bool) -> str:
+    calc_tests(folder, failing)
+    write(folder, {"setup.cfg": "[tool:pytest]\npythonpath = src\ntestpaths = tests\n"})
+    return "pytest -x -q"
+
+
+def tox_ini(folder: Path, failing: bool) -> str:
+    calc_tests(folder, failing)
+    write(folder, {"tox.ini": "[pytest]\npythonpath = src\ntestpaths = tests\n"})
+    return "pytest -x -q"
+
+
+def rootdir_conftest(folder: Path, failing: bool) -> str:
+    write(
+        folder,
+        {
+            "pytest.ini": "[pytest]\ntestpaths = tests\n",
+            "conftest.py": "import pytest\n\n\n@pytest.fixture\ndef answer():\n    return 42\n",
+            "tests/test_answer.py": "def test_answer(answer):\n"
+            f"    assert answer == {41 if failing else 42}\n",
+        },
+    )
+    return "pytest -x -q"
+
+
+def import_mode(folder: Path, failing: bool) -> str:
+    """Two test files of one basename, which only --import-mode=importlib can collect."""
+    write(
+        folder,
+        {
+            "pytest.ini": "[pytest]\naddopts = --import-mode=importlib\n",
+            "a/test_same.py": "def test_a():\n    assert True\n",
+            "b/test_same.py": f"def test_b():\n    assert {not failing}\n",
+        },
+    )
+    return "pytest -x -q"
+
+
+def npm_hoisted(folder: Path, failing: bool) -> str:
+    """A package of a workspace whose test tool is installed at the workspace root."""
+    tool = folder.parent.parent / "node_modules" / ".bin" / "hoisted-tool"
+    tool.parent.mkdir(parents=True)
+    tool.write_text(f"#!/bin/sh\necho hoisted tool ran\nexit {1 if failing else 0}\n")
+    tool.chmod(0o755)
+    write(folder, {"package.json": '{"name": "a", "scripts": {"test": "hoisted-tool"}}'})
+    return "npm test"
+
+
+def npm_pre_post_init_cwd(folder: Path, failing: bool) -> str:
+    write(
+        folder,
+        {
+            "package.json": '{"name": "a", "version": "1.0.0", "scripts": {'
+            '"pretest": "echo prepared > fixture.txt",'
+            '"test": "test \\"$INIT_CWD\\" = \\"$PWD\\" && grep -q prepared fixture.txt",'
+            f'"posttest": "exit {3 if failing else 0}"'
+            "}}"
+        },
+    )
+    return "npm test"
+
+
+def make_include(folder: Path, failing: bool) -> str:
+    write(
+        folder,
+        {
+            "mk/vars.mk": "RUN := sh tests/run.sh\n",
+            "tests/run.sh": f"exit {1 if failing else 0}\n",
+            "Makefile": "include mk/vars.mk\ntest:\n\t$(RUN)\n",
+        },
     )
     return "make test"
 
 
-def hoisted_npm_tool(folder: Path, failing: bool) -> str:
-    """A package of a workspace whose test tool is installed at the workspace root."""
-    root_bin = folder.parent / "node_modules" / ".bin"
-    root_bin.mkdir(parents=True)
-    tool = root_bin / "hoisted-tool"
-    tool.write_text(f"#!/bin/sh\necho hoisted tool ran\nexit {1 if failing else 0}\n")
-    tool.chmod(0o755)
-    (folder / "package.json").write_text('{"name": "a", "scripts": {"test": "hoisted-tool"}}')
-    return "PATH=../node_modules/.bin:$PATH hoisted-tool"  # what `npm test` does there
+def make_list(folder: Path, failing: bool) -> str:
+    write(
+        folder,
+        {
+            "tests/run.sh": f"exit {1 if failing else 0}\n",
+            "Makefile": "HERE := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))\n"
+            "test:\n\tsh $(HERE)tests/run.sh\n",
+        },
+    )
+    return "make test"
 
 
-LAYOUTS = {
-    "pytest.ini pythonpath": pytest_pythonpath,
-    "Makefile MAKEFILE_LIST": makefile_list,
-    "hoisted npm tool": hoisted_npm_tool,
+def make_sub(folder: Path, failing: bool) -> str:
+    write(
+        folder,
+        {
+            "Makefile": "test:\n\t$(MAKE) -C sub test\n",
+            "sub/Makefile": f"test:\n\t@exit {1 if failing else 0}\n",
+        },
+    )
+    return "make test"
+
+
+def cargo_workspace(folder: Path, failing: bool) -> str:
+    write(
+        folder,
+        {
+            "Cargo.toml": '[workspace]\nmembers = ["calc"]\nresolver = "2"\n',
+            "calc/Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n',
+            "calc/src/lib.rs": "pub fn add(a: i32, b: i32) -> i32 { a + b }\n"
+            "#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n"
+            f"        assert_eq!(super::add(1, 2), {4 if failing else 3});\n    }}\n}}\n",
+        },
+    )
+    return "cargo test"
+
+
+LAYOUTS: dict[str, tuple[Layout, str | None]] = {
+    "pytest.ini pythonpath": (pytest_ini, None),
+    "pyproject pythonpath": (pyproject, None),
+    "setup.cfg pythonpath": (setup_cfg, None),
+    "tox.ini pythonpath": (tox_ini, None),
+    "rootdir conftest": (rootdir_conftest, None),
+    "import-mode importlib": (import_mode, None),
+    "npm hoisted tool": (npm_hoisted, "npm"),
+    "npm pre/post and INIT_CWD": (npm_pre_post_init_cwd, "npm"),
+    "Makefile include": (make_include, "make"),
+    "Makefile MAKEFILE_LIST": (make_list, "make"),
+    "Makefile -C sub-make": (make_sub, "make"),
+    "cargo workspace": (cargo_workspace, "cargo"),
 }
+
+
+def env_for(state: Path, folder: Path) -> dict[str, str]:
+    env = server_env(state, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    env["PATH"] = BIN + os.pathsep + env.get("PATH", os.defpath)
+    env["CARGO_TARGET_DIR"] = str(folder.parent / "target")  # built once for both states
+    env.pop("INIT_CWD", None)
+    return env
+
+
+def through_the_server(folder: Path, state: Path, env: dict[str, str]) -> dict[str, Any]:
+    server = RawServer(state)
+    try:
+        server.proc.kill()  # replaced by one with the layout's environment
+        server.proc.wait()
+        server.proc = subprocess.Popen(
+            [sys.executable, "-m", "lsp_verify"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        server.started(folder, options={"verify": {"confirm": "never", "timeoutMs": 120000}})
+        server.send(
+            frame(
+                {
+                    "id": 2,
+                    "method": "workspace/executeCommand",
+                    "params": {"command": "verify.runNow", "arguments": []},
+                }
+            )
+        )
+        record: dict[str, Any] = server.response(2, timeout=150)["result"]
+        assert server.finish() == 0
+        return record
+    finally:
+        server.kill()
 
 
 @pytest.mark.parametrize("failing", [False, True], ids=["passing", "failing"])
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_check_exits_as_the_bare_command(
+def test_the_verdict_is_the_bare_commands(
     tmp_path: Path, state: Path, layout: str, failing: bool
 ) -> None:
+    make, tool = LAYOUTS[layout]
+    if tool is not None and shutil.which(tool) is None:
+        pytest.skip(f"{tool} is not installed")
     folder = tmp_path / "ws" / "packages" / "a"
     folder.mkdir(parents=True)
-    bare_command = LAYOUTS[layout](folder, failing)
-    env = env_for(state)
-    expected = bare(bare_command, folder, env)
-    assert (expected != 0) == failing, "the layout itself is wrong"
-    done = check(folder, env)
-    assert done.returncode == expected, done.stdout + done.stderr
-    assert "/lsp-verify-" not in done.stdout + done.stderr  # no temp path of ours
+    command = make(folder, failing)
+    env = env_for(state, folder)
+    bare = subprocess.run(command, shell=True, cwd=folder, env=env, capture_output=True, text=True)
+    assert (bare.returncode != 0) == failing, f"the layout itself is wrong: {bare.stdout}"
+    for leftover in ("fixture.txt",):
+        (folder / leftover).unlink(missing_ok=True)
+
+    check = subprocess.run(
+        [sys.executable, "-m", "lsp_verify", "check", str(folder), "--timeout-ms", "120000"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+    said = check.stdout + check.stderr
+    record = through_the_server(folder, state, env)
+
+    if tool == "npm":
+        # npm adds its own exit code on a failing script; the script's is what we run.
+        assert (check.returncode != 0) == failing, said
+        assert (record["exitCode"] != 0) == failing, record
+    else:
+        assert check.returncode == bare.returncode, said
+        assert record["exitCode"] == bare.returncode, record
+    assert record["outcome"] == ("failed" if failing else "passed")
+    assert "/lsp-verify-" not in said + "\n".join(record["tail"])  # no temp path of ours
