@@ -189,3 +189,31 @@ async def test_untrusted_workspace_runs_nothing_on_save(project: Path, state: Pa
         await asyncio.sleep(0.3)
         await save_and_settle(s, 3)
         assert len(s.questions) == 2
+
+
+async def test_a_manifest_edited_after_the_answer_is_never_run_unapproved(
+    project: Path, state: Path, tmp_path: Path
+) -> None:
+    """The Makefile changes after the question was answered and before the spawn: the run
+    is skipped, `manifest changed: Makefile`, and the next save asks again; the edited
+    recipe never runs without its own answer."""
+    edited = f"test:\n\t@echo edited >> {tmp_path / 'edited.log'}; exit 1\n"
+
+    async with session(project, state=state) as s:
+
+        def edit_then_run_once(params: types.ShowMessageRequestParams) -> str:
+            if len(s.questions) == 1:
+                (project / "Makefile").write_text(edited)
+            return RUN_ONCE
+
+        s.answer = edit_then_run_once
+        await save_and_settle(s, 1)
+        record = await s.command("verify.showLastRun")
+        assert (record["outcome"], record["reason"]) == ("skipped", "manifest changed: Makefile")
+        assert runs(project) == 0 and not (tmp_path / "edited.log").exists()
+
+        s.answer = lambda params: DONT_RUN
+        await save_and_settle(s, 2)
+        assert len(s.questions) == 2  # asked again, about the edited plan
+        assert "Makefile" in s.questions[1].message
+        assert not (tmp_path / "edited.log").exists()
