@@ -191,3 +191,61 @@ def test_the_demo_project_fails_where_the_readme_says(tmp_path: Path) -> None:
     record = json.loads(done.stdout)
     assert record["runner"] == "pytest"
     assert [p["path"] for p in record["problems"]] == ["tests/test_calc.py"]
+
+
+WARN_AND_ERROR = (
+    "echo 'src/a.c:3:5: warning: unused variable x [-Wunused-variable]';"
+    " echo 'src/a.c:7:1: error: expected semicolon'; exit 1"
+)
+
+
+def run_on_a_terminal(argv: list[str], env: dict[str, str]) -> str:
+    """What a person at a terminal sees: the command with a pty as its stdout."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen(argv, stdout=follower, stderr=follower, env=env)
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the terminal's other end is closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        proc.wait(timeout=60)
+    finally:
+        os.close(leader)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_text_output_marks_severity_and_is_plain_when_piped(folder: Path, tmp_path: Path) -> None:
+    (folder / "src").mkdir()
+    (folder / "src" / "a.c").write_text("int main() {\n\n  int x;\n\n\n\n}\n")
+    done = check(folder, "--command", WARN_AND_ERROR, tmp=tmp_path)
+    assert done.returncode == 1
+    assert "src/a.c:3:5: warning: unused variable x" in done.stdout
+    assert "src/a.c:7:1: error: expected semicolon" in done.stdout
+    assert "\x1b[" not in done.stdout
+
+
+@pytest.mark.parametrize("no_color", [False, True], ids=["colour", "NO_COLOR"])
+def test_on_a_terminal_severity_is_coloured_unless_no_color(
+    folder: Path, tmp_path: Path, no_color: bool
+) -> None:
+    (folder / "src").mkdir()
+    (folder / "src" / "a.c").write_text("int main() {\n\n  int x;\n\n\n\n}\n")
+    env = server_env(tmp_path, {"NO_COLOR": "1"} if no_color else {})
+    if not no_color:
+        env.pop("NO_COLOR", None)
+    argv = [sys.executable, "-m", "lsp_verify", "check", str(folder), "--command", WARN_AND_ERROR]
+    seen = run_on_a_terminal(argv, env)
+    assert "src/a.c:3:5:" in seen and "src/a.c:7:1:" in seen, seen
+    if no_color:
+        assert "\x1b[3" not in seen
+    else:
+        assert "\x1b[33mwarning:\x1b[0m unused variable x" in seen
+        assert "\x1b[31merror:\x1b[0m expected semicolon" in seen

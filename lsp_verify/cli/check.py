@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import signal
 import sys
@@ -136,13 +137,35 @@ def outcome_line(record: Record) -> str:
     return f"verify {record.outcome}: {record.reason}: {what}"
 
 
+# SGR colours by what a line says, on a terminal only (never piped, never with NO_COLOR).
+_COLOURS = {
+    "passed": "32",
+    "error": "31",
+    "warning": "33",
+    "information": "36",
+    "hint": "36",
+}
+
+
+def _paint(text: str, what: str, colour: bool) -> str:
+    code = _COLOURS.get(what)
+    return f"\x1b[{code}m{text}\x1b[0m" if colour and code else text
+
+
+def wants_colour(out: TextIO) -> bool:
+    return out.isatty() and not os.environ.get("NO_COLOR")
+
+
 def _print_text(record: Record, out: TextIO) -> None:
-    print(outcome_line(record), file=out)
+    colour = wants_colour(out)
+    verdict = "passed" if record.outcome == "passed" else "error" if record.failed else ""
+    print(_paint(outcome_line(record), verdict, colour), file=out)
     if not record.failed:
         return
     for problem in record.problems:
         first, *rest = problem.message.splitlines() or [""]
-        print(f"{problem.path}:{problem.line}:{problem.column}: {first}", file=out)
+        severity = _paint(f"{problem.severity}:", problem.severity, colour)
+        print(f"{problem.path}:{problem.line}:{problem.column}: {severity} {first}", file=out)
         for more in rest:
             print(f"    {more}", file=out)
     if record.tail:
