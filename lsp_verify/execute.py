@@ -40,17 +40,11 @@ async def run_plan(
         return RunResult.unstarted("cancelled", None)
     if not os.path.isdir(plan.folder):
         return RunResult.unstarted("failed", f"folder not found: {plan.folder}", shown=True)
-    try:
-        ready = prepared(plan)
-    except OSError as e:
-        return RunResult.unstarted("failed", f"could not prepare the run: {e}", shown=True)
-    with ready:
-        if ready.skip is not None:
-            return RunResult.unstarted("skipped", ready.skip)
-        hooks = Hooks(sink, on_line, on_spawn, cancel)
-        return await run_steps(
-            ready.steps, timeout_ms=timeout_ms, tail_lines=tail_lines, hooks=hooks
-        )
+    ready = prepared(plan)
+    if ready.skip is not None:
+        return RunResult.unstarted("skipped", ready.skip)
+    hooks = Hooks(sink, on_line, on_spawn, cancel)
+    return await run_steps(ready.steps, timeout_ms=timeout_ms, tail_lines=tail_lines, hooks=hooks)
 
 
 async def execute_plan(

@@ -1,6 +1,6 @@
 """A plan made ready to run: the concrete steps (command, environment, folder) it comes to.
 
-`with prepared(plan) as ready:` gives the steps, or why the run must not happen:
+`prepared(plan)` gives the steps, or why the run must not happen:
 - npm: one step per lifecycle script the plan holds (pretest, test, posttest), the approved
   strings, each with npm's environment (npm_lifecycle_event, npm_lifecycle_script,
   INIT_CWD) and the PATH npm gives it: the node_modules/.bin of the folder and of every
@@ -31,12 +31,6 @@ class Ready:
     steps: tuple[Step, ...]
     skip: str | None = None
 
-    def __enter__(self) -> Ready:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        return None
-
 
 _environ_copy: tuple[dict[bytes, bytes], dict[str, str]] | None = None
 
@@ -60,7 +54,7 @@ def _environment() -> dict[str, str]:
 
 
 def prepared(plan: Plan) -> Ready:
-    """The plan's steps, for a `with` block."""
+    """The plan's steps, or why it must not run; reads only the manifest, never raises."""
     assert plan.command is not None
     env = _environment()
     env.update(plan.env)

@@ -59,7 +59,13 @@ def show_last_run(rid: int) -> bytes:
 class RawServer:
     """`python -m lsp_verify` over pipes, read with a deadline."""
 
-    def __init__(self, state: Path, *args: str, stderr: Path | None = None) -> None:
+    def __init__(
+        self,
+        state: Path,
+        *args: str,
+        stderr: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.stderr_path = stderr
         self._stderr = open(stderr, "wb") if stderr is not None else None  # noqa: SIM115
         self.proc = subprocess.Popen(
@@ -67,7 +73,7 @@ class RawServer:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr or subprocess.DEVNULL,
-            env=server_env(state),
+            env=env if env is not None else server_env(state),
         )
         self.buffer = b""
 

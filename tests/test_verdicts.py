@@ -189,17 +189,8 @@ def env_for(state: Path, folder: Path) -> dict[str, str]:
 
 
 def through_the_server(folder: Path, state: Path, env: dict[str, str]) -> dict[str, Any]:
-    server = RawServer(state)
+    server = RawServer(state, env=env)
     try:
-        server.proc.kill()  # replaced by one with the layout's environment
-        server.proc.wait()
-        server.proc = subprocess.Popen(
-            [sys.executable, "-m", "lsp_verify"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
         server.started(folder, options={"verify": {"confirm": "never", "timeoutMs": 120000}})
         server.send(
             frame(
