@@ -46,6 +46,7 @@ class Record:
     runner: str | None = None
     manifest: str | None = None
     fingerprint: str | None = None
+    manifest_sha256: str | None = None
     steps: tuple[str, ...] = ()
     duration_ms: int = 0
     exit_code: int | None = None
@@ -76,6 +77,7 @@ class Record:
             "reason": self.reason,
             "manifest": self.manifest,
             "fingerprint": self.fingerprint,
+            "manifestSha256": self.manifest_sha256,
             "steps": list(self.steps),
             "trigger": self.trigger,
             "startedAt": self.started_at,
@@ -115,6 +117,8 @@ def record_for_plan(
 ) -> Record:
     """The record of a run of `plan`: by default one that never started (no plan, declined,
     skipped before spawning); a finished run gives what its process did."""
+    from lsp_verify.plan import plan_id  # loaded by now: the plan exists
+
     return Record(
         folder=plan.folder,
         command=plan.command,
@@ -122,7 +126,8 @@ def record_for_plan(
         runner=plan.runner,
         reason=reason if reason is not None else plan.reason,
         manifest=plan.manifest,
-        fingerprint=plan.fingerprint,
+        fingerprint=plan_id(plan),
+        manifest_sha256=plan.manifest_sha256,
         steps=plan.steps,
         trigger=trigger,
         started_at=started_at if started_at is not None else now_iso(),
