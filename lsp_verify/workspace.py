@@ -146,7 +146,10 @@ class Workspace(Folders):
             return record_for_plan(
                 plan, trigger=request.trigger, outcome="no-plan", document=request.document
             )
-        refusal = await self._approve(folder, plan, settings, request)
+        try:
+            refusal = await self._approve(folder, plan, settings, request)
+        finally:
+            folder.phase = "gate"
         if refusal is not None or request.cancel.is_set():
             return record_for_plan(
                 plan,
@@ -155,6 +158,8 @@ class Workspace(Folders):
                 reason=refusal,
                 document=request.document,
             )
+        folder.phase = "running"
+        self.send_status(folder)
         progress = self.ui.begin_progress(plan.command, request.cancel)
         outcome = "cancelled"
         span: list[float | None] = [time.time(), None]
@@ -171,6 +176,7 @@ class Workspace(Folders):
             outcome = record.outcome
             return record
         finally:
+            folder.phase = "gate"
             span[1] = time.time()
             if progress is not None:
                 progress.end(outcome)
@@ -202,6 +208,8 @@ class Workspace(Folders):
             return f"this editor cannot answer a question; {HOW_TO_APPROVE}"
         actions = [RUN_ONCE, *([ALWAYS] if decision.offer_always else []), DONT_RUN]
         text = "verify wants to run a command from this repository:\n" + "\n".join(describe(plan))
+        folder.phase = "waiting"
+        self.send_status(folder)
         title = await self.ui.ask(text, actions)
         # Saves that came while the question was open are answered by this run.
         request.absorb()
