@@ -211,7 +211,7 @@ def record_entries(
     out: dict[str, list[Entry]] = {}
     for problem in record.problems:
         uri = path_to_uri(os.path.join(record.folder, problem.path))
-        out.setdefault(uri, []).append(_located(problem, uri, record.folder, line_text))
+        out.setdefault(uri, []).append(located_entry(problem, uri, record.folder, line_text))
     if summary_uri is not None:
         zero = types.Position(line=0, character=0)
         summary = types.Diagnostic(
@@ -225,7 +225,7 @@ def record_entries(
     return out
 
 
-def _located(problem: Problem, uri: str, folder: str, line_text: LineText) -> Entry:
+def located_entry(problem: Problem, uri: str, folder: str, line_text: LineText) -> Entry:
     line = max(problem.line - 1, 0)
     text = line_text(uri, line)
     start_char = max(problem.column - 1, 0)

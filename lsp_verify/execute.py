@@ -11,7 +11,7 @@ from typing import Callable
 
 from lsp_verify.plan import Plan
 from lsp_verify.problems import make_sink
-from lsp_verify.problems.base import LineSink
+from lsp_verify.problems.base import LineSink, Problem
 from lsp_verify.record import Record, Trigger, record_for_plan
 from lsp_verify.runner import Hooks, RunResult, run_steps
 from lsp_verify.settings import Settings
@@ -56,15 +56,17 @@ async def execute_plan(
     cancel: asyncio.Event | None = None,
     on_line: Callable[[str], None] | None = None,
     on_spawn: Callable[[int], None] | None = None,
+    on_problem: Callable[[Problem], None] | None = None,
 ) -> Record:
-    """Run `plan` with `settings` and return its record; never raises for user errors."""
+    """Run `plan` with `settings` and return its record; never raises for user errors.
+    `on_problem` hears of each located problem as soon as the output completes it."""
     if plan.command is None:
         return record_for_plan(plan, trigger=trigger, outcome="no-plan", document=document)
     result = await run_plan(
         plan,
         timeout_ms=settings.timeout_ms,
         tail_lines=settings.tail_lines,
-        sink=make_sink(plan.folder),
+        sink=make_sink(plan.folder, on_problem),
         on_line=on_line,
         cancel=cancel,
         on_spawn=on_spawn,

@@ -32,6 +32,7 @@ from lsp_verify.watched import trigger_changed
 if TYPE_CHECKING:
     from lsp_verify.plan import Plan
     from lsp_verify.settings import Settings
+    from lsp_verify.streaming import LiveProblems
 
 log = logging.getLogger("lsp_verify")
 
@@ -164,6 +165,7 @@ class Workspace(Folders):
         outcome = "cancelled"
         span: list[float | None] = [time.time(), None]
         folder.run_spans.append(span)
+        live = self._live_problems(folder)
         try:
             record = await execute_plan(
                 plan,
@@ -172,10 +174,15 @@ class Workspace(Folders):
                 document=request.document,
                 cancel=request.cancel,
                 on_line=progress.line if progress else None,
+                on_problem=live.add,
             )
             outcome = record.outcome
             return record
         finally:
+            # Before the record is delivered: no streamed batch may land after the final layer.
+            live.close()
+            if outcome not in ("passed", "failed", "timed-out"):
+                live.withdraw()
             folder.phase = "gate"
             span[1] = time.time()
             if progress is not None:
@@ -223,6 +230,17 @@ class Workspace(Folders):
         if title == DONT_RUN:
             return f"you chose not to run it; {HOW_TO_APPROVE}"
         return f"the question was dismissed; {HOW_TO_APPROVE}"
+
+    def _live_problems(self, folder: Folder) -> LiveProblems:
+        """Streams a run's located failures to the editor while it goes (pull clients are
+        asked to pull again)."""
+        from lsp_verify.streaming import LiveProblems
+
+        def on_batch() -> None:
+            if self.options.pull and not self.closing:
+                self.ui.refresh_pulls()
+
+        return LiveProblems(folder.path, self.diagnostics, self.line_text, on_batch=on_batch)
 
     # ----- results -----
 
