@@ -221,6 +221,10 @@ export class VerifyClient implements vscode.Disposable {
         });
         try {
             await client.start();
+            const info = client.initializeResult?.serverInfo;
+            if (info !== undefined) {
+                output.info(`server: ${info.name} ${info.version ?? '(version unknown)'}`);
+            }
         } catch (error) {
             // languageclient has told the user already; the status bar keeps saying it.
             this.stopReason = `The verify server did not start: ${String(error)}`;

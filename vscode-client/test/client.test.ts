@@ -41,6 +41,11 @@ describe('server launch', () => {
         expect(lastClient().serverOptions).toEqual({ command: '/usr/local/bin/lsp-verify', args: [] });
     });
 
+    it('writes the server version to the output channel once it started', async () => {
+        context = await activated();
+        expect(mock.state.outputLines).toContain('[info] server: lsp-verify 9.8.7');
+    });
+
     it('puts every file: document in the selector', async () => {
         context = await activated();
         expect(lastClient().clientOptions.documentSelector).toEqual([{ scheme: 'file' }]);
