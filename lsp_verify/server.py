@@ -93,6 +93,21 @@ class VerifyServer(LanguageServer):
             types.ShowMessageParams(type=types.MessageType.Warning, message=text)
         )
 
+    def show_info(self, text: str) -> None:
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=text))
+
+    def show_document(self, uri: str, line: int | None = None, character: int = 0) -> bool:
+        """Ask the client to open `uri` (at a line); False when it cannot."""
+        if not self.has("window.show_document.support"):
+            return False
+        selection = None
+        if line is not None:
+            at = types.Position(line=line, character=character)
+            selection = types.Range(start=at, end=at)
+        params = types.ShowDocumentParams(uri=uri, take_focus=True, selection=selection)
+        self.protocol.send_request(types.WINDOW_SHOW_DOCUMENT, params)
+        return True
+
     def can_ask(self) -> bool:
         return self.has("window.show_message")
 
@@ -351,6 +366,48 @@ async def approve(ls: VerifyServer, *args: Any) -> Any:
 async def revoke(ls: VerifyServer, *args: Any) -> Any:
     folder, _ = ls.verify.target(uri_argument(args))
     return await ls.verify.revoke(folder) if folder else None
+
+
+@SERVER.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+)
+def code_action(ls: VerifyServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    from lsp_verify.actions import code_actions
+
+    uri = params.text_document.uri
+    folder, _ = ls.verify.target(uri)
+    if folder is None:
+        return []
+    return code_actions(uri, folder.uri, params.context.diagnostics)
+
+
+@SERVER.command("verify.showRun")
+def show_run(ls: VerifyServer, *args: Any) -> Any:
+    from lsp_verify import actions
+
+    folder, _ = ls.verify.target(uri_argument(args))
+    return actions.show_run(folder.verifier.last_record if folder else None, ls)
+
+
+@SERVER.command("verify.showPlan")
+async def show_plan(ls: VerifyServer, *args: Any) -> Any:
+    from lsp_verify import actions
+    from lsp_verify.trust import describe
+
+    folder, _ = await ls.verify.ready_target(uri_argument(args))
+    if folder is not None:
+        plan = folder.plan()
+        actions.show_plan(describe(plan) if plan.command else [plan.reason], ls)
+    return None
+
+
+@SERVER.command("verify.showLocation")
+def show_location(ls: VerifyServer, *args: Any) -> Any:
+    from lsp_verify.actions import location_arguments
+
+    where = location_arguments(args)
+    return ls.show_document(*where) if where is not None else False
 
 
 def uri_argument(args: Sequence[Any]) -> str | None:
