@@ -30,6 +30,7 @@ from lsp_verify.verifier import RunRequest
 from lsp_verify.watched import trigger_changed
 
 if TYPE_CHECKING:
+    from lsp_verify.live_output import OutputStream
     from lsp_verify.plan import Plan
     from lsp_verify.settings import Settings
     from lsp_verify.streaming import LiveProblems
@@ -53,6 +54,7 @@ class UI(Protocol):
 
     def publish(self, uri: str, payloads: list[bytes]) -> None: ...
     def send_status(self, status: dict[str, Any]) -> None: ...
+    def send_output(self, payload: dict[str, Any]) -> None: ...
     def log(self, text: str, level: LogLevel = "log") -> None: ...
     def show_warning(self, text: str) -> None: ...
     def can_ask(self) -> bool: ...
@@ -166,6 +168,12 @@ class Workspace(Folders):
         span: list[float | None] = [time.time(), None]
         folder.run_spans.append(span)
         live = self._live_problems(folder)
+        output = self._output_stream(folder, plan.command, request.trigger)
+        listeners: list[Callable[[str], None]] = []
+        if progress is not None:
+            listeners.append(progress.line)
+        if output is not None:
+            listeners.append(output.line)
         try:
             record = await execute_plan(
                 plan,
@@ -173,14 +181,18 @@ class Workspace(Folders):
                 trigger=request.trigger,
                 document=request.document,
                 cancel=request.cancel,
-                on_line=progress.line if progress else None,
+                on_line=_each(listeners),
                 on_problem=live.add,
             )
             outcome = record.outcome
+            if output is not None:
+                output.end(record)
             return record
         finally:
             # Before the record is delivered: no streamed batch may land after the final layer.
             live.close()
+            if output is not None:
+                output.close()
             if outcome not in ("passed", "failed", "timed-out"):
                 live.withdraw()
             folder.phase = "gate"
@@ -231,6 +243,14 @@ class Workspace(Folders):
             return f"you chose not to run it; {HOW_TO_APPROVE}"
         return f"the question was dismissed; {HOW_TO_APPROVE}"
 
+    def _output_stream(self, folder: Folder, command: str, trigger: str) -> OutputStream | None:
+        """The run's output for a client that opted in (`liveOutput`), else None."""
+        if not self.options.live_output:
+            return None
+        from lsp_verify.live_output import OutputStream
+
+        return OutputStream(self.ui.send_output, folder.uri, command, trigger)
+
     def _live_problems(self, folder: Folder) -> LiveProblems:
         """Streams a run's located failures to the editor while it goes (pull clients are
         asked to pull again)."""
@@ -277,3 +297,17 @@ class Workspace(Folders):
     def _publish(self, uri: str) -> None:
         if not self.closing and not self.options.pull:
             self.ui.publish(uri, self.diagnostics.union_payloads(uri))
+
+
+def _each(listeners: list[Callable[[str], None]]) -> Callable[[str], None] | None:
+    """One line callback that feeds every listener (None when there are none)."""
+    if not listeners:
+        return None
+    if len(listeners) == 1:
+        return listeners[0]
+
+    def feed(text: str) -> None:
+        for listener in listeners:
+            listener(text)
+
+    return feed
