@@ -14,10 +14,10 @@ tail, as before.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Callable
 
 from lsp_verify.record import Record
+from lsp_verify.throttle import Throttle
 
 METHOD = "verify/output"
 INTERVAL = 0.1  # seconds between two batches
@@ -48,7 +48,6 @@ class OutputStream:
         self.run = OutputStream._runs
         self._send = send
         self._folder = folder
-        self._interval = interval
         self._max_batch = max_batch
         self._left = max_run
         self._batch: list[str] = []
@@ -57,7 +56,7 @@ class OutputStream:
         self._omitted_said = 0
         self._full = False  # the run's budget is spent: one notice, then only the count
         self._full_said = False
-        self._timer: asyncio.TimerHandle | None = None
+        self._throttle = Throttle(interval, self._flush, eager=False)
         self._closed = False
         self._emit({"kind": "begin", "command": command, "trigger": trigger})
 
@@ -75,15 +74,13 @@ class OutputStream:
             self._batch.append(text)
             self._batch_size += cost
             self._left -= cost
-        if self._timer is None:
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(self._interval, self._flush)
+        self._throttle.poke()
 
     def end(self, record: Record) -> None:
         """The run ended: what is batched goes out, then the end."""
         if self._closed:
             return
-        self._flush()
+        self._throttle.now()
         self._closed = True
         self._emit(
             {
@@ -98,14 +95,9 @@ class OutputStream:
     def close(self) -> None:
         """Nothing more goes out (the server is closing)."""
         self._closed = True
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._throttle.cancel()
 
     def _flush(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
         lines, self._batch, self._batch_size = self._batch, [], 0
         unsaid = self._omitted - self._omitted_said
         self._omitted_said = self._omitted

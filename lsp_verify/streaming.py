@@ -14,12 +14,12 @@ first, so that no batch lands after the final layer. A run that ends without a v
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Callable
 
 from lsp_verify.diagnostics import VERIFY, Diagnostics, Entry, LineText, located_entry
 from lsp_verify.problems.base import Problem
+from lsp_verify.throttle import Throttle
 from lsp_verify.uris import path_to_uri
 
 INTERVAL = 0.2  # seconds between two batches of streamed problems
@@ -43,12 +43,10 @@ class LiveProblems:
         self._diagnostics = diagnostics
         self._line_text = line_text
         self._on_batch = on_batch
-        self._interval = interval
         self._limit = limit
         self._pending: list[Problem] = []
         self._shown: list[tuple[str, Entry]] = []
-        self._timer: asyncio.TimerHandle | None = None
-        self._last = -float("inf")
+        self._throttle = Throttle(interval, self._flush, eager=True)
         self._seen = 0
         self._closed = False
 
@@ -58,22 +56,13 @@ class LiveProblems:
             return
         self._seen += 1
         self._pending.append(problem)
-        if self._timer is not None:
-            return
-        loop = asyncio.get_running_loop()
-        wait = self._last + self._interval - loop.time()
-        if wait <= 0:
-            self._flush()
-        else:
-            self._timer = loop.call_later(wait, self._flush)
+        self._throttle.poke()
 
     def close(self) -> None:
         """The run ended: nothing more is published from here, pending problems included."""
         self._closed = True
         self._pending = []
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._throttle.cancel()
 
     def withdraw(self) -> None:
         """Take back what was streamed (a run that ends without a verdict)."""
@@ -91,10 +80,8 @@ class LiveProblems:
         return len(self._shown)
 
     def _flush(self) -> None:
-        self._timer = None
         if self._closed:
             return
-        self._last = asyncio.get_running_loop().time()
         batch, self._pending = self._pending, []
         changed: set[str] = set()
         for problem in batch:
