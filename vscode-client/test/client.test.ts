@@ -83,6 +83,7 @@ describe('initializationOptions', () => {
             verify: { runOn: 'manual', globs: ['*.py'] },
             workspaceTrusted: true,
             diagnosticMode: 'push',
+            liveOutput: true,
         });
     });
 
@@ -92,6 +93,7 @@ describe('initializationOptions', () => {
             verify: {},
             workspaceTrusted: true,
             diagnosticMode: 'push',
+            liveOutput: true,
         });
     });
 
@@ -104,6 +106,7 @@ describe('initializationOptions', () => {
             verify: { command: 'make check' },
             workspaceTrusted: true,
             diagnosticMode: 'push',
+            liveOutput: true,
         });
     });
 });
