@@ -739,7 +739,11 @@ async def test_npm_background_jobs_of_pretest_live_until_the_run_ends(
     """`"pretest": "node server.js &"`: under npm the server is still there for `test`; so
     it is here, and it dies with the run at its end, as every process of a run does."""
     server = f"sh -c 'while :; do date +%s%N > beat; sleep 0.02; done' {token} &"
-    beating = 'a=$(cat beat); sleep 0.3; b=$(cat beat); [ "$a" != "$b" ] && echo'
+    # The first beat may come after `test` starts (so it would under npm): wait for it.
+    beating = (
+        'until [ -s beat ]; do sleep 0.01; done; a=$(cat beat); sleep 0.3; b=$(cat beat);'
+        ' [ "$a" != "$b" ] && echo'
+    )
     plan = npm_plan(
         tmp_path,
         {"pretest": server, "test": f"{beating} server up", "posttest": f"{beating} still up"},
