@@ -982,3 +982,12 @@ def collect(folder: Path, lines: list[str]) -> list[Problem]:
     problems = collector.finish()
     assert collector.errors == 0, "a matcher raised"
     return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# The Node families' cases live in their own module; it imports Case and Expect from here.
+
+from tests.problems_cases_node import NODE_CASES, NODE_PROJECTS  # noqa: E402
+
+PROJECTS.update(NODE_PROJECTS)
+CASES = CASES + NODE_CASES

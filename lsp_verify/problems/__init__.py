@@ -31,6 +31,7 @@ from .gcc import GccMatcher
 from .jest import JestMatcher
 from .locate import FolderLocator
 from .matcher import MAX_LINE, Matcher
+from .node import node_matchers
 from .pytest import PytestMatcher
 from .pytraceback import TracebackMatcher
 from .rust import RustMatcher
@@ -97,9 +98,11 @@ class ProblemCollector:
                 self._matchers = [
                     PytestMatcher(self._locator),
                     JestMatcher(self._locator),
+                    *node_matchers(self._locator, runners=True),
                     RustMatcher(self._locator),
                     TscMatcher(self._locator),
                     TracebackMatcher(self._locator),
+                    *node_matchers(self._locator, runners=False),
                     GccMatcher(self._locator),
                 ]
             self._feed(line)
