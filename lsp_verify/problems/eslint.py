@@ -19,6 +19,7 @@ import re
 
 from .base import Problem
 from .matcher import MAX_PATH, Locator, Matcher, severity_of, split_location
+from .nodestack import plausible_path
 
 _STYLISH = re.compile(r"  +(\d{1,9}):(\d{1,9}) +(error|warning|Error|Warning) +(.*)$")
 _COMPACT = re.compile(r"line (\d{1,9}), col (\d{1,9}), (Error|Warning) - (.*)$")
@@ -37,10 +38,11 @@ class EslintMatcher(Matcher):
 
     def take(self, line: str) -> bool:
         candidate, self._candidate = self._candidate, None
-        entry = _STYLISH.match(line) if line.startswith("  ") else None
+        stylish = line.startswith("  ") and line[2:12].lstrip(" ")[:1].isdigit()
+        entry = _STYLISH.match(line) if stylish else None
         if entry is not None:
-            if self._file is None and candidate and self.locator.relative(candidate):
-                self._file = candidate
+            if self._file is None and candidate and plausible_path(candidate):
+                self._file = candidate if self.locator.relative(candidate) else None
             if self._file is not None:
                 self._stylish(self._file, entry)
                 return True
@@ -66,7 +68,7 @@ class EslintMatcher(Matcher):
     def _compact(self, line: str) -> bool:
         path, _, rest = line.partition(": line ")
         found = _COMPACT.match("line " + rest)
-        if found is None or not path or self.locator.relative(path) is None:
+        if found is None or not plausible_path(path) or self.locator.relative(path) is None:
             return False
         message, rule = found.group(4).rstrip(), None
         if message.endswith(")") and " (" in message:
@@ -120,7 +122,7 @@ class BiomeMatcher(Matcher):
         if len(words) < 2 or not words[1][:1].isalpha():
             return False
         where = split_location(words[0])
-        if where is None or words[0].count(":") < 2:
+        if where is None or words[0].count(":") < 2 or not plausible_path(where[0]):
             return False
         if self.locator.relative(where[0]) is None:
             return False

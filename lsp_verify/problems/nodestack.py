@@ -37,6 +37,7 @@ _ERROR_HEADER = re.compile(
     r"\s*(?:Uncaught )?(?P<name>[A-Za-z_$][\w$.]{0,99}(?:Error|Exception|Warning)|Error)"
     r"(?: \[[\w$]{1,64}\])?:(?: |$)"
 )
+_NUMBERS = re.compile(r"[\d:.,+\[\]T -]+")
 _SOURCE_HEADER = re.compile(r"(\S{1,1024}):(\d{1,9})$")
 
 
@@ -65,15 +66,25 @@ def _location(text: str) -> Frame | None:
     if len(parts) != 3 or not _number(parts[1]) or not _number(parts[2]):
         return None
     path = parts[0]
+    if len(path) > MAX_PATH:
+        return None
     if path.startswith("file://"):
         path = unquote(path[len("file://") :])
         if path.startswith("localhost/"):
             path = path[len("localhost") :]
-    elif "://" in path or path.startswith(("node:", "<", "data:", "native")):
+    elif not plausible_path(path):
         return None
-    if not path or len(path) > MAX_PATH:
+    if not path:
         return None
     return path, int(parts[1]), int(parts[2])
+
+
+def plausible_path(path: str) -> bool:
+    """False for what only looks like a path beside a line number: a URL (`http://h:80/a.js`),
+    Node's own modules (`node:internal/…`, `<anonymous>`, `native`), a time (`12:30:45`)."""
+    if not path or "://" in path or path.startswith(("node:", "<", "data:", "native")):
+        return False
+    return _NUMBERS.fullmatch(path) is None
 
 
 def _framelike(stripped: str) -> bool:
@@ -232,6 +243,6 @@ def _header_of(recent: list[str]) -> tuple[list[str], tuple[str, int] | None]:
     source: tuple[str, int] | None = None
     for line in recent[:start]:
         found = _SOURCE_HEADER.match(line)
-        if found is not None and not found.group(1).startswith(("node:", "http")):
+        if found is not None and plausible_path(found.group(1)):
             source = (found.group(1), int(found.group(2)))
     return recent[start:end], source

@@ -53,7 +53,7 @@ class TapMatcher(Matcher):
             point = _POINT.match(line)
             if point is not None:
                 return self._on_point(point)
-        if line.lstrip(" ").startswith(_SUBTEST):
+        if "#" in line[:200] and line.lstrip(" ").startswith(_SUBTEST):
             self._on_subtest(line)
         block = self._block
         if block is None:
