@@ -161,6 +161,25 @@ def test_a_mocha_timeout_lands_on_the_tests_it_line(tmp_path: Path) -> None:
     assert problem.code == "slow waits"
 
 
+def test_a_mocha_error_with_a_cause_keeps_the_failures_after_it(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    text = (
+        "  2 failing\n\n  1) esm\n       divides:\n     RangeError: division by zero\n"
+        f"      at divide (file://{root}/a.js:3:11)\n"
+        f"      at Context.<anonymous> (file://{root}/test/t.test.js:7:5)\n"
+        "     Caused by: Error: inner cause\n"
+        f"      at divide (file://{root}/a.js:3:55)\n"
+        f"      at Context.<anonymous> (file://{root}/test/t.test.js:7:5)\n\n"
+        "  2) esm\n       adds:\n     Error: no\n"
+        f"      at Context.<anonymous> (test/t.test.js:2:3)\n"
+    )
+    problems = collect(root, text)
+    assert where(problems) == [("test/t.test.js", 7, 5), ("test/t.test.js", 2, 3)]
+    assert [(item.path, item.line, item.column) for item in problems[0].related] == [
+        ("a.js", 3, 11)
+    ]
+
+
 def test_node_test_without_a_project_frame_lands_on_test_at(tmp_path: Path) -> None:
     root = project(tmp_path)
     text = "test at test/t.test.js:4:3\n\u2716 throws a string (0.2ms)\n  'just a string'\n"

@@ -32,6 +32,7 @@ class _Block(Failure):
         super().__init__(start, title, locator)
         self.parts = [title]  # the suites' titles, then the test's
         self.titled = title.endswith(":")
+        self.cause = False  # past the frames: `Caused by:` and its frames
 
 
 class MochaMatcher(Matcher):
@@ -66,18 +67,21 @@ class MochaMatcher(Matcher):
                 block.parts.append(stripped[:_MAX_TITLE])
             block.titled = stripped.endswith(":")
             return True
-        if stripped.startswith("at ") and (block.lines or block.in_frames):
+        if block.cause:
+            pass  # a `Caused by:` error's frames: the failure's own came first
+        elif stripped.startswith("at ") and (block.lines or block.in_frames):
             block.frame(stripped)
             return True
-        if block.in_frames:
-            if not stripped:
-                return True
-            # The block is over and this is not the next one: the failure list ended.
-            self._close()
-            self._section = False
-            return False
-        block.add(line)
-        return True
+        elif not block.in_frames:
+            block.add(line)
+            return True
+        if not stripped or line.startswith("   "):
+            block.cause = True
+            return True
+        # Not indented like a failure and not the next one: the failure list ended.
+        self._close()
+        self._section = False
+        return False
 
     def _close(self) -> None:
         block, self._block = self._block, None
