@@ -261,3 +261,18 @@ def test_each_node_family_is_a_line_sink() -> None:
         sink: LineSink = family()
         sink.feed("nothing to see")
         assert sink.finish() == []
+
+
+def test_an_uncaught_errors_cause_is_not_a_second_problem(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    text = (
+        f"file://{root}/a.js:3\n    throw new RangeError();\n          ^\n\n"
+        "RangeError: division by zero\n"
+        f"    at divide (file://{root}/a.js:3:11)\n"
+        "    ... 2 lines matching cause stack trace ...\n"
+        "    at async run (node:internal/modules/run_main:117:5) {\n"
+        "  [cause]: Error: inner cause\n"
+        f"      at divide (file://{root}/a.js:3:55)\n}}\n"
+    )
+    (problem,) = collect(root, text)
+    assert (where([problem]), problem.code) == ([("a.js", 3, 11)], "RangeError")

@@ -37,6 +37,7 @@ _ERROR_HEADER = re.compile(
     r"\s*(?:Uncaught )?(?P<name>[A-Za-z_$][\w$.]{0,99}(?:Error|Exception|Warning)|Error)"
     r"(?: \[[\w$]{1,64}\])?:(?: |$)"
 )
+_CAUSE = ("[cause]:", "Caused by:")
 _NUMBERS = re.compile(r"[\d:.,+\[\]T -]+")
 _SOURCE_HEADER = re.compile(r"(\S{1,1024}):(\d{1,9})$")
 
@@ -195,6 +196,8 @@ class NodeStackMatcher(Matcher):
             self._frames.add(frame)
             return True
         if self._frames is not None:
+            if stripped.startswith("... ") and stripped.endswith(" ..."):
+                return True  # `... 6 lines matching cause stack trace ...`
             self._close()
         return self._remember(line)
 
@@ -214,6 +217,8 @@ class NodeStackMatcher(Matcher):
         if frames is None:
             return
         message = clip_message(dedent(self._header)) or "uncaught error"
+        if message.startswith(_CAUSE):
+            return  # the cause of the error just reported, with its own frames
         if frames.frames:
             path, line, column = frames.frames[0]
         elif self._source is not None:
