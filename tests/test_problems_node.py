@@ -230,7 +230,7 @@ MATCHERS = (
 OPENINGS = {
     MochaMatcher: ["  1 failing", "  1) t:", "     Error: x"],
     NodeTestMatcher: ["\u2716 t (1ms)", "  Error: x"],
-    TapMatcher: ["not ok 1 - t", "  ---", "  stack: |-"],
+    TapMatcher: ["not ok 1 - t", "  ---", "  at:"],
     AvaMatcher: ["  \u2500", "", "  t", "  Error: x"],
     NodeStackMatcher: ["Error: x"],
     EslintMatcher: ["src/lint.js"],
@@ -247,6 +247,7 @@ def test_state_stays_bounded_and_matching_linear(family: type[LineSink]) -> None
     for n in range(20_000):
         sink.feed(f"      at f{n} ({'d' * 3000}/x.js:{n + 1}:1)")
         sink.feed("  " + "m" * 3000 + (" (" * 500))
+        sink.feed(f"    key{n}: {'v' * 3000}")
         if n % 5000 == 0:
             assert _state_size(sink) < 400_000
     long = ("  at (" + "a:1:" * MAX_LINE)[:MAX_LINE]

@@ -19,12 +19,13 @@ from __future__ import annotations
 import re
 
 from .base import Related
-from .matcher import Locator, Matcher, split_location, to_int
+from .matcher import MAX_PATH, Locator, Matcher, split_location, to_int
 from .nodestack import Failure, Frame, parse_frame, test_problem
 
 _POINT = re.compile(r"( {0,64})(not ok|ok)\b(?: +\d{1,9})?(?: +-)?(?: (.*))?$")
 _MAX_INDENTS = 64
 _SUBTEST = "# Subtest: "
+_AT_KEYS = ("fileName", "lineNumber", "columnNumber")
 
 
 class _Block(Failure):
@@ -117,7 +118,8 @@ class TapMatcher(Matcher):
                 block.frames.add(parse_frame(stripped, bare=True))
             elif block.key == "at":
                 key, _, value = stripped.partition(": ")
-                block.at[key] = value.strip()
+                if key in _AT_KEYS:
+                    block.at[key] = value.strip()[:MAX_PATH]
             elif block.key in ("error", "message"):
                 block.add(stripped)
             return
