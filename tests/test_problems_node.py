@@ -277,3 +277,13 @@ def test_an_uncaught_errors_cause_is_not_a_second_problem(tmp_path: Path) -> Non
     )
     (problem,) = collect(root, text)
     assert (where([problem]), problem.code) == ([("a.js", 3, 11)], "RangeError")
+
+
+def test_a_tap_message_line_that_starts_with_ok_is_not_a_test_point(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    text = (
+        "not ok 1 - t\n  ---\n  error: |-\n    ok was expected\n"
+        "  location: 'test/t.test.js:3:1'\n  ...\n"
+    )
+    (problem,) = collect(root, text)
+    assert (where([problem]), problem.message) == ([("test/t.test.js", 3, 1)], "t: ok was expected")

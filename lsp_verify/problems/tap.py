@@ -52,7 +52,9 @@ class TapMatcher(Matcher):
     def take(self, line: str) -> bool:
         if "ok" in line:
             point = _POINT.match(line)
-            if point is not None:
+            block = self._block
+            # Deeper than an open failure: a line of its message that starts with "ok".
+            if point is not None and (block is None or len(point.group(1)) <= block.indent):
                 return self._on_point(point)
         if "#" in line[:200] and line.lstrip(" ").startswith(_SUBTEST):
             self._on_subtest(line)
