@@ -287,3 +287,12 @@ def test_a_tap_message_line_that_starts_with_ok_is_not_a_test_point(tmp_path: Pa
     )
     (problem,) = collect(root, text)
     assert (where([problem]), problem.message) == ([("test/t.test.js", 3, 1)], "t: ok was expected")
+
+
+def test_another_runtimes_at_lines_below_a_path_line_locate_nothing(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    text = (
+        "a.js:3\nUnhandled exception. System.Exception: boom\n"
+        "   at Foo.Bar() in /src/File.cs:line 12\n   at Foo.Main() in /src/File.cs:line 3\n"
+    )
+    assert collect(root, text) == []

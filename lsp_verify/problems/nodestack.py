@@ -182,6 +182,7 @@ class NodeStackMatcher(Matcher):
         self._frames: Frames | None = None
         self._header: list[str] = []
         self._source: tuple[str, int] | None = None
+        self._node = False
         self._start = 0
 
     def take(self, line: str) -> bool:
@@ -194,6 +195,8 @@ class NodeStackMatcher(Matcher):
                 self._begin()
             assert self._frames is not None
             self._frames.add(frame)
+            # Node's own frames say it is Node's stack, not another runtime's `at` lines.
+            self._node = self._node or frame is not None or "node:" in stripped
             return True
         if self._frames is not None:
             if stripped.startswith("... ") and stripped.endswith(" ..."):
@@ -211,6 +214,7 @@ class NodeStackMatcher(Matcher):
         recent = list(self._recent)
         self._recent.clear()
         self._header, self._source = _header_of(recent)
+        self._node = False
 
     def _close(self) -> None:
         frames, self._frames = self._frames, None
@@ -221,7 +225,7 @@ class NodeStackMatcher(Matcher):
             return  # the cause of the error just reported, with its own frames
         if frames.frames:
             path, line, column = frames.frames[0]
-        elif self._source is not None:
+        elif self._source is not None and self._node:
             path, line, column = self._source[0], self._source[1], 1
         else:
             return
