@@ -130,6 +130,20 @@ t.test("checks through a library", async (t) => {
 });
 """
 
+AVA_ESM_TEST = """\
+import test from "ava";
+import { divide } from "./lib/calc.js";
+
+test("adds", (t) => {
+  t.is(1 + 2, 4);
+});
+
+test("divides", (t) => {
+  divide(1, 0);
+  t.pass();
+});
+"""
+
 _COMMON = {"lib/calc.js": NODE_CALC, "node_modules/fakelib/index.js": FAKELIB}
 _PACKAGE = '{"name": "calc", "private": true}\n'
 
@@ -137,6 +151,12 @@ NODE_PROJECTS: dict[str, dict[str, str]] = {
     "node-mocha": {**_COMMON, "test/calc.test.js": MOCHA_TEST},
     "node-test": {**_COMMON, "test/calc.test.js": NODE_TEST},
     "node-ava": {**_COMMON, "package.json": _PACKAGE, "test/calc.test.js": AVA_TEST},
+    # An ES module project: ava prints its own frames as `file://test.js:5:5`.
+    "node-ava-esm": {
+        "package.json": '{"name": "calc", "private": true, "type": "module"}\n',
+        "lib/calc.js": NODE_CALC.replace("module.exports = { add, divide };", "export { divide };"),
+        "test.js": AVA_ESM_TEST,
+    },
     "node-tap": {**_COMMON, "package.json": _PACKAGE, "test/calc.test.js": TAP_TEST},
     "node-crash": {
         "node_modules/fakelib/index.js": FAKELIB,
@@ -198,6 +218,17 @@ TAP = _runner(
     (10, 3, "RangeError: division by zero"),
     (18, 3, "TypeError: fakelib refused the value"),
 )
+AVA_ESM = (
+    Expect("test.js", 5, 5, "adds: Difference (- actual, + expected):\n- 3\n+ 4", "adds"),
+    Expect(
+        "test.js",
+        9,
+        3,
+        "divides: RangeError: division by zero",
+        "divides",
+        related=RAISED,
+    ),
+)
 CRASH = (
     Expect("lib/index.js", 2, 3, "ReferenceError: x is not defined", "ReferenceError"),
     Expect("lib/bad.js", 3, 1, "SyntaxError: Unexpected end of input", "SyntaxError"),
@@ -226,6 +257,7 @@ BIOME = (
 MOCHA_COMMAND = "{node}/mocha"
 # ava and node-tap load themselves from the project: NODE_PATH (CommonJS) or a link.
 AVA_COMMAND = "NODE_PATH={node}/.. {node}/ava"
+AVA_ESM_COMMAND = "mkdir -p node_modules && ln -s {node}/../ava node_modules/ava && {node}/ava"
 TAP_COMMAND = "ln -s {node}/../tap node_modules/tap && {node}/tap -R tap --disable-coverage"
 
 NODE_CASES: tuple[Case, ...] = (
@@ -237,6 +269,7 @@ NODE_CASES: tuple[Case, ...] = (
     ),
     Case("node", "node_test_tap", "node-test", "node --test --test-reporter tap", "node", NODE_TAP),
     Case("node", "ava", "node-ava", AVA_COMMAND, "node:ava", AVA),
+    Case("node", "ava_esm", "node-ava-esm", AVA_ESM_COMMAND, "node:ava", AVA_ESM),
     Case("node", "tap", "node-tap", TAP_COMMAND, "node:tap", TAP),
     Case(
         "node",
