@@ -267,6 +267,9 @@ NODE_CASES: tuple[Case, ...] = (
     Case(
         "node", "node_test_spec", "node-test", "node --test --test-reporter spec", "node", NODE_SPEC
     ),
+    Case(
+        "node", "node_test_dot", "node-test", "node --test --test-reporter dot", "node", NODE_SPEC
+    ),
     Case("node", "node_test_tap", "node-test", "node --test --test-reporter tap", "node", NODE_TAP),
     Case("node", "ava", "node-ava", AVA_COMMAND, "node:ava", AVA),
     Case("node", "ava_esm", "node-ava-esm", AVA_ESM_COMMAND, "node:ava", AVA_ESM),
