@@ -1,6 +1,7 @@
 """Cases of the Node families: mocha, node --test, ava, node-tap, bare Node stacks, ESLint's
-stylish and compact formats, Biome. Part of tests/problems_cases.py's CASES and PROJECTS
-(see there for how a case is run, recorded and checked); kept apart to keep both short.
+stylish and compact formats, Biome: this module's CASES and PROJECTS join those of
+tests/problems_cases.py (see there for how a case is run, recorded and checked); kept apart
+to keep both short.
 
 The test projects share one layout: lib/calc.js throws, node_modules/fakelib (a stand-in for
 an installed package) throws, and test/calc.test.js has a failing assertion, a test that
@@ -147,7 +148,7 @@ test("divides", (t) => {
 _COMMON = {"lib/calc.js": NODE_CALC, "node_modules/fakelib/index.js": FAKELIB}
 _PACKAGE = '{"name": "calc", "private": true}\n'
 
-NODE_PROJECTS: dict[str, dict[str, str]] = {
+PROJECTS: dict[str, dict[str, str]] = {
     "node-mocha": {**_COMMON, "test/calc.test.js": MOCHA_TEST},
     "node-test": {**_COMMON, "test/calc.test.js": NODE_TEST},
     "node-ava": {**_COMMON, "package.json": _PACKAGE, "test/calc.test.js": AVA_TEST},
@@ -260,7 +261,7 @@ AVA_COMMAND = "NODE_PATH={node}/.. {node}/ava"
 AVA_ESM_COMMAND = "mkdir -p node_modules && ln -s {node}/../ava node_modules/ava && {node}/ava"
 TAP_COMMAND = "ln -s {node}/../tap node_modules/tap && {node}/tap -R tap --disable-coverage"
 
-NODE_CASES: tuple[Case, ...] = (
+CASES: tuple[Case, ...] = (
     Case("node", "mocha_spec", "node-mocha", MOCHA_COMMAND, "node:mocha", MOCHA),
     Case("node", "mocha_dot", "node-mocha", MOCHA_COMMAND + " --reporter dot", "node:mocha", MOCHA),
     Case("node", "mocha_tap", "node-mocha", MOCHA_COMMAND + " --reporter tap", "node:mocha", MOCHA),

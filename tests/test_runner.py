@@ -741,7 +741,7 @@ async def test_npm_background_jobs_of_pretest_live_until_the_run_ends(
     server = f"sh -c 'while :; do date +%s%N > beat; sleep 0.02; done' {token} &"
     # The first beat may come after `test` starts (so it would under npm): wait for it.
     beating = (
-        'until [ -s beat ]; do sleep 0.01; done; a=$(cat beat); sleep 0.3; b=$(cat beat);'
+        "until [ -s beat ]; do sleep 0.01; done; a=$(cat beat); sleep 0.3; b=$(cat beat);"
         ' [ "$a" != "$b" ] && echo'
     )
     plan = npm_plan(
