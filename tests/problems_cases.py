@@ -429,13 +429,14 @@ def _py_failures(line_mode: bool = False) -> tuple[Expect, ...]:
     crash outside the folder falls back to the test's def line."""
     return (
         Expect(T, 10, 1, f"{T}::test_eq: assert 1 == 2", f"{T}::test_eq"),
+        # The failing test is the diagnostic; the line in calc.py that raised is related.
         Expect(
-            "pkg/calc.py",
-            7,
+            T,
+            13 if line_mode else 14,
             1,
             f"{T}::test_calls_project: ValueError: bad value 5",
             f"{T}::test_calls_project",
-            related=((T, 13),) if line_mode else ((T, 14),),
+            related=(("pkg/calc.py", 7),),
         ),
         Expect(
             T,
@@ -447,11 +448,11 @@ def _py_failures(line_mode: bool = False) -> tuple[Expect, ...]:
         Expect(T, 24, 1, f"{T}::test_param[2]: assert 2 < 2", f"{T}::test_param[2]"),
         Expect(
             T,
-            32,
+            32 if line_mode else 36,
             1,
             f"{T}::test_nested_helper: assert [1, 2] == [1, 2, 3]",
             f"{T}::test_nested_helper",
-            related=() if line_mode else ((T, 36),),
+            related=() if line_mode else ((T, 32),),
         ),
         Expect(
             T,
@@ -480,12 +481,12 @@ SYN = "tests/test_syn.py"
 FIX = "tests/test_fix.py"
 COLLECT = (
     Expect(
-        "pkg/broken.py",
+        IMP,
         1,
         1,
         f"{IMP}: ModuleNotFoundError: No module named 'nonexistent_module_xyz'",
         IMP,
-        related=((IMP, 1),),
+        related=(("pkg/broken.py", 1),),
     ),
     Expect(SYN, 2, 1, f"{SYN}: SyntaxError: '(' was never closed", SYN),
 )
@@ -495,11 +496,11 @@ def _setup_errors(line_mode: bool = False) -> tuple[Expect, ...]:
     return (
         Expect(
             FIX,
-            9 if line_mode else 6,
+            9,
             1,
             f"{FIX}::test_uses: RuntimeError: fixture broke",
             f"{FIX}::test_uses",
-            related=() if line_mode else ((FIX, 9),),
+            related=() if line_mode else ((FIX, 6),),
         ),
         Expect(
             FIX,
@@ -509,12 +510,12 @@ def _setup_errors(line_mode: bool = False) -> tuple[Expect, ...]:
             f"{FIX}::test_missing",
         ),
         Expect(
-            FIX if line_mode else "tests/conftest.py",
-            17 if line_mode else 6,
+            FIX,
+            17,
             1,
             f"{FIX}::test_conf: OSError: conftest fixture broke",
             f"{FIX}::test_conf",
-            related=() if line_mode else ((FIX, 17),),
+            related=() if line_mode else (("tests/conftest.py", 6),),
         ),
     )
 
@@ -581,14 +582,15 @@ def _rust_panics(backtrace: bool) -> tuple[Expect, ...]:
             "tests::adds: assertion `left == right` failed\n  left: 3\n right: 4",
             "tests::adds",
         ),
-        # With a backtrace, the test's own frame (the call of check) is related.
+        # With a backtrace the test's own frame (the call of check) is known: the failing
+        # test is the diagnostic, the panic in check is related.
         Expect(
             LIB,
-            8,
+            24 if backtrace else 8,
             9,
             "tests::checks: value too large: 11",
             "tests::checks",
-            related=((LIB, 24),) if backtrace else (),
+            related=((LIB, 8),) if backtrace else (),
         ),
     )
 

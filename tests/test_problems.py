@@ -364,7 +364,9 @@ def test_pytest_output_gives_only_pytest_problems(tmp_path: Path) -> None:
         ]
     )
     problems, _ = run(tmp_path, text)
-    assert where(problems) == [("pkg/calc.py", 7, 1), ("tests/test_a.py", 8, 1)]
+    # The failing test is the diagnostic; the raising line in calc.py is related.
+    assert where(problems) == [("tests/test_a.py", 12, 1), ("tests/test_a.py", 8, 1)]
+    assert [(r.path, r.line) for r in problems[0].related] == [("pkg/calc.py", 7)]
     assert [p.code for p in problems] == [
         "tests/test_a.py::test_calls_project",
         "tests/test_a.py::test_eq",
@@ -610,8 +612,8 @@ def test_go_test_lines_are_named_after_their_test(tmp_path: Path) -> None:
     )
     problems, _ = run(tmp_path, text)
     assert [(p.line, p.code, p.message) for p in problems] == [
-        (12, "TestAdd", "got 3, want 4"),
-        (20, "TestSub", "got 1, want 0"),
+        (12, "TestAdd", "TestAdd: got 3, want 4"),
+        (20, "TestSub", "TestSub: got 1, want 0"),
     ]
 
 
@@ -619,7 +621,6 @@ def test_go_test_lines_are_named_after_their_test(tmp_path: Path) -> None:
     "line",
     [
         "    indented.py:3: error: only Go lines may be indented",
-        "make: *** [Makefile:2: test] Error 1",
         "Makefile:3: recipe for target 'test' failed",
         "12:30:45: a timestamp, not a path",
         "http://host:8080: not a path either",

@@ -5,7 +5,8 @@ matchers, most specific first, and resolves what they report against the workspa
 
 Which matcher wins a line: the matchers are asked in a fixed order, pytest, jest/vitest,
 the Node runners and linters (mocha, node --test, TAP, ava, ESLint, Biome; `node.py`),
-rustc/cargo, tsc, Python traceback, a bare Node stack, then the generic `path:line[:col]:`
+rustc/cargo, tsc, then the families of `REST_FAMILIES` (unittest, doctest, pyright, go test,
+Python traceback, C assert, make), a bare Node stack, then the generic `path:line[:col]:`
 matcher. A matcher that recognises a line as part of a block it is reading (a pytest
 failure section, a rustc diagnostic, a traceback) claims it, and the matchers after it never
 see that line. So pytest's `tests/test_a.py:8: AssertionError`, or the native traceback it
@@ -29,28 +30,51 @@ from dataclasses import replace
 from typing import Callable
 
 from .base import LineSink, NullSink, Problem, Related
+from .cassert import AssertMatcher
 from .gcc import GccMatcher
+from .gotest import GoTestMatcher
 from .jest import JestMatcher
 from .locate import FolderLocator
+from .make import MakeMatcher
 from .matcher import MAX_LINE, Matcher
 from .node import node_matchers
+from .pydoctest import DoctestMatcher
+from .pyright import PyrightMatcher
 from .pytest import PytestMatcher
 from .pytraceback import TracebackMatcher
+from .pyunittest import UnittestMatcher
 from .rust import RustMatcher
 from .tsc import TscMatcher
 
+# Python, Go, C and make families, asked after tsc and before the generic matcher.
+REST_FAMILIES: tuple[type[Matcher], ...] = (
+    UnittestMatcher,
+    DoctestMatcher,
+    PyrightMatcher,
+    GoTestMatcher,
+    TracebackMatcher,
+    AssertMatcher,
+    MakeMatcher,
+)
+
 __all__ = [
+    "AssertMatcher",
+    "DoctestMatcher",
     "GccMatcher",
+    "GoTestMatcher",
     "JestMatcher",
     "LineSink",
+    "MakeMatcher",
     "NullSink",
     "Problem",
     "ProblemCollector",
+    "PyrightMatcher",
     "PytestMatcher",
     "Related",
     "RustMatcher",
     "TracebackMatcher",
     "TscMatcher",
+    "UnittestMatcher",
     "make_sink",
 ]
 
@@ -103,7 +127,7 @@ class ProblemCollector:
                     *node_matchers(self._locator, runners=True),
                     RustMatcher(self._locator),
                     TscMatcher(self._locator),
-                    TracebackMatcher(self._locator),
+                    *(family(self._locator) for family in REST_FAMILIES),
                     *node_matchers(self._locator, runners=False),
                     GccMatcher(self._locator),
                 ]

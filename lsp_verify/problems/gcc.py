@@ -3,15 +3,17 @@
 gcc and clang (`a.c:6:20: error: ... [-Wfoo]`), mypy (`a.py:3: error: ...  [arg-type]`, also
 with `--show-column-numbers --show-error-end`), ruff and flake8 concise output
 (`a.py:1:8: F401 ...`), pylint (text, whose columns are 0-based, and parseable
-`a.py:1: [W0611(unused-import), ] ...`), go vet (`vet: ./x.go:5:2: ...`), go test
-(`    x_test.go:12: message`, indented, named after the `--- FAIL: TestX` above it), eslint's
-unix format (`a.js:1:7: message [Error/rule]`), GNU make (`Makefile:3: *** ...`) and Python
-warnings (`a.py:3: DeprecationWarning: ...`).
+`a.py:1: [W0611(unused-import), ] ...`), go vet (`vet: ./x.go:5:2: ...`), shellcheck's gcc
+format (`x.sh:3:8: note: ... [SC2086]`), eslint's unix format (`a.js:1:7: message
+[Error/rule]`), GNU make (`Makefile:3: *** ...`) and Python warnings (`a.py:3:
+DeprecationWarning: ...`). `go test`'s indented messages are gotest.py's.
 
 This is the least specific matcher: it sees only lines no other matcher claimed. A path is
-one run of non-blank characters; only Go lines may be indented (as `go test` prints them).
-Notes are reported as information problems of their own: mypy prints free-standing notes
-(`reveal_type`) as well as notes about the error before, and the output does not tell which.
+one run of non-blank characters at the start of the line. Notes are information problems of
+their own (gcc's `previous declaration`, mypy's `reveal_type`), except a note on a Python
+file at the line of the error just before it: mypy's notes about that error (`"list" is
+invariant`, `See https://...`) are added to its message. The error is held until the next line
+says whether a note follows.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import re
 from dataclasses import replace
 
 from .base import Problem, Severity
-from .matcher import Locator, Matcher, severity_of
+from .matcher import MAX_MESSAGE_CHARS, Locator, Matcher, severity_of
 
 _LINE = re.compile(
     r"(?P<indent>[ \t]*)(?P<vet>vet: )?(?P<path>[^\s:]+):(?P<line>\d{1,9})"
@@ -38,8 +40,9 @@ _PYLINT_PARSEABLE = re.compile(
 )
 _KEBAB_CODE = re.compile(r"(?P<code>[a-z][a-z0-9]{0,30}(?:-[a-z0-9]{1,30}){1,8}): (?P<msg>.*)$")
 _PY_WARNING = re.compile(r"(?P<code>[A-Z]\w{0,63}Warning): (?P<msg>.*)$")
-_BRACKET_CODE = re.compile(r"-W[\w=+-]{1,64}$|[a-z][a-z0-9]{0,30}(?:-[a-z0-9]{1,30}){0,8}$")
-_GO_TEST = re.compile(r"\s*(?:--- FAIL:|=== RUN|=== CONT) +(?P<name>\S+)")
+_BRACKET_CODE = re.compile(
+    r"-W[\w=+-]{1,64}$|SC\d{4}$|[a-z][a-z0-9]{0,30}(?:-[a-z0-9]{1,30}){0,8}$"
+)
 _PYLINT_SEVERITY: dict[str, Severity] = {
     "C": "information",
     "R": "information",
@@ -49,32 +52,54 @@ _PYLINT_SEVERITY: dict[str, Severity] = {
 _NOISE = ("recipe for target",)
 
 
+_NOTES_OF = (".py", ".pyi")
+
+
 class GccMatcher(Matcher):
     def __init__(self, locator: Locator | None = None) -> None:
         super().__init__(locator)
-        self._go_test: str | None = None
+        self._pending: tuple[int, Problem] | None = None
 
     def take(self, line: str) -> bool:
         found = _LINE.match(line) if ":" in line else None
         if found is None:
-            test = _GO_TEST.match(line) if ("--- FAIL:" in line or "=== " in line) else None
-            if test is not None:
-                self._go_test = test.group("name")
+            self._release()
             return False
         path = found.group("path")
         if path.isdigit():
+            self._release()
             return False  # a time of day (12:30:45: ...), not a file
-        go = path.endswith(".go")
-        if (found.group("indent") or found.group("vet")) and not go:
+        if found.group("indent") or (found.group("vet") and not path.endswith(".go")):
+            self._release()
             return False
         rest = (found.group("rest") or "").strip()
         if not rest or rest.startswith(_NOISE):
+            self._release()
             return False
         problem = self._parse(found, path, rest)
-        if go and found.group("indent") and self._go_test and problem.code is None:
-            problem = replace(problem, code=self._go_test)
-        self.emit(self.index, problem)
+        held = self._pending
+        if (
+            held is not None
+            and problem.severity == "information"
+            and (problem.path, problem.line) == (held[1].path, held[1].line)
+            and held[1].severity != "information"
+            and problem.path.endswith(_NOTES_OF)
+            and len(held[1].message) < MAX_MESSAGE_CHARS
+        ):
+            joined = f"{held[1].message}\nnote: {problem.message}"[:MAX_MESSAGE_CHARS]
+            self._pending = (held[0], replace(held[1], message=joined))
+            return True
+        self._release()
+        self._pending = (self.index, problem)
         return True
+
+    def _release(self) -> None:
+        if self._pending is not None:
+            self.emit(*self._pending)
+            self._pending = None
+
+    def flush(self) -> None:
+        self._release()
 
     def _parse(self, found: re.Match[str], path: str, rest: str) -> Problem:
         line = int(found.group("line"))

@@ -4,13 +4,13 @@ Understands the FAILURES / ERRORS sections in every `--tb` style (auto, long, sh
 native), `-q` or not, the short test summary (`FAILED id - message`, `ERROR id`), and the
 "ImportError while loading conftest" report pytest gives before a session can start.
 
-Where a failure lands: on the deepest traceback frame that is project code (inside the
-folder, not in site-packages or a virtual environment). For a plain assertion in a test that
-is the assertion line; for an error raised by project code the test called, it is the raising
-line, with related information on the test's own line (its shallowest project frame); for a
-collection error it is the import (or syntax error) line. When a style prints no usable frame
-(`--tb=no`, `--tb=line` for a setup error) the short summary's test id is used and the problem
-lands on the test's `def` line.
+Where a failure lands: on the failing test. Its frame is the shallowest traceback frame that
+is project code (inside the folder, not in site-packages or a virtual environment); where
+the deepest project frame is elsewhere (an error raised by project code the test called, a
+fixture that broke, a module the test module imports), that raising line is related. For a
+plain assertion in a test the two are the same line. When a style prints only the crash
+location (`--tb=line`) or no usable frame (`--tb=no`), the short summary's test id is used and
+the problem lands on the test's `def` line.
 
 Every line inside pytest's own sections is claimed, so that the generic matchers never see
 `tests/test_a.py:8: AssertionError` or a native traceback and report the same failure again.

@@ -104,6 +104,10 @@ class Outcomes:
             path, line = record.frames.deepest
         else:
             return None
+        if related:
+            # The failing test is the diagnostic; where it raised is related (see chain.py).
+            raised = Related(path=path, line=line, column=1, message="raised here")
+            path, line, related = related[0].path, related[0].line, (raised,)
         return Problem(
             path=path, line=line, column=1, message=message, code=test_id or None, related=related
         )

@@ -6,6 +6,10 @@ message and the exception type as code. In a chain ("During handling of the abov
 exception..."), only the last traceback counts: it is the exception that escaped. A
 SyntaxError raised while Python compiles a script has no "Traceback" line, only its
 `  File "x.py", line N` frame, and is recognised from that.
+
+A traceback may be indented as a whole (doctest prints it under "Exception raised:"): the
+frames are the lines indented deeper than the header, the exception is the first line at the
+header's own indentation, and a line indented less ends the traceback without a message.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class TracebackMatcher(Matcher):
         self._state = _IDLE
         self._frames = FramePick(self.locator)
         self._start = 0
+        self._indent = 0
         self._syntax_only = False
         self._pending: tuple[int, Problem] | None = None
 
@@ -38,6 +43,7 @@ class TracebackMatcher(Matcher):
         stripped = line.strip()
         if stripped == _HEADER:
             self._begin(syntax_only=False)
+            self._indent = _indentation(line)
             return True
         if self._state == _FRAMES:
             return self._in_frames(line)
@@ -63,15 +69,17 @@ class TracebackMatcher(Matcher):
         self._state = _FRAMES
         self._frames.clear()
         self._start = self.index
+        self._indent = 0
         self._syntax_only = syntax_only
 
     def _in_frames(self, line: str) -> bool:
-        if line.startswith(" "):
+        indent = _indentation(line)
+        if indent > self._indent:
             frame = _FRAME.match(line)
             if frame is not None:
                 self._frames.add(frame.group(1), int(frame.group(2)))
             return True  # frames, their source lines and carets
-        if not line.strip():
+        if not line.strip() or indent < self._indent:
             self._state = _IDLE  # not a traceback after all
             return False
         self._state = _AFTER
@@ -103,6 +111,10 @@ class TracebackMatcher(Matcher):
 
     def flush(self) -> None:
         self._release()
+
+
+def _indentation(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
 
 
 def _looks_like_syntax_error(line: str) -> bool:

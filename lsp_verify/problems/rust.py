@@ -14,7 +14,8 @@ first snippet (`^^^ expected i32, found &str`) is added to the message.
 
 Panics: `thread 'tests::adds' panicked at src/lib.rs:18:9:` followed by the message (Rust
 1.73+), or the older `panicked at 'message', src/main.rs:2:5`. With `RUST_BACKTRACE=1` the
-test function's own frame becomes related information.
+test function's own frame is known: the problem lands there, and the panic's location is
+related (the failing test is the diagnostic, see chain.py).
 """
 
 from __future__ import annotations
@@ -227,6 +228,12 @@ class RustMatcher(Matcher):
         if panic is None:
             return
         path, line, column = panic.location
+        related: tuple[Related, ...] = ()
+        if panic.related is not None:
+            # The failing test is the diagnostic; where it panicked is related (see chain.py).
+            test = panic.related
+            related = (_related(panic.location, "panicked here"),)
+            path, line, column = test.path, test.line, test.column
         text = clip_message(panic.lines) or "panicked"
         named = panic.name not in ("", "main", "<unnamed>")
         self.emit(
@@ -237,7 +244,7 @@ class RustMatcher(Matcher):
                 column,
                 message=f"{panic.name}: {text}" if named else text,
                 code=panic.name if named else None,
-                related=(panic.related,) if panic.related else (),
+                related=related,
             ),
         )
 
