@@ -812,7 +812,9 @@ CASES: tuple[Case, ...] = (
 
 
 def find_case(case_id: str) -> Case:
-    for case in CASES:
+    from tests.case_corpus import all_cases
+
+    for case in all_cases():
         if case.id == case_id:
             return case
     raise KeyError(case_id)
@@ -839,7 +841,9 @@ def clean(text: str) -> list[str]:
 
 
 def write_project(root: Path, name: str) -> None:
-    for rel, content in PROJECTS[name].items():
+    from tests.case_corpus import all_projects  # the corpus imports this module
+
+    for rel, content in all_projects()[name].items():
         target = root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")

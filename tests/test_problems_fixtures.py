@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.problems_cases import CASES, FIXTURES, Case, collect, mismatches, write_project
+from tests.case_corpus import all_cases
+from tests.problems_cases import FIXTURES, Case, collect, mismatches, write_project
+
+CASES = all_cases()
 
 # Placeholders other than {ROOT} stand for folders outside the project.
 ELSEWHERE = {

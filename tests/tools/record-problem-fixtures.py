@@ -18,7 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.problems_cases import CASES, FIXTURES, Case, clean, expand, run_case
+from tests.case_corpus import all_cases, case_modules
+from tests.problems_cases import FIXTURES, Case, clean, expand, run_case
+
+# Tools whose `--version` does not say the version on its first line.
+VERSION_COMMANDS = {"go": "go version", "shellcheck": "shellcheck --version | sed -n 2p"}
 
 
 def normalise(text: str, root: Path, base: Path) -> str:
@@ -56,8 +60,12 @@ def tool_version(case: Case) -> str:
         commands.append("{bin}/" + case.tool[4:] + " --version")
     elif case.tool.startswith("node:"):
         commands.append("{node}/" + case.tool[5:] + " --version")
+    elif case.tool in VERSION_COMMANDS:
+        commands.append(VERSION_COMMANDS[case.tool])
     elif case.tool != "python":
         commands.append(case.tool + " --version")
+    if case.family == "make":
+        commands.append("cc --version")  # the C case compiles its test program
     versions = []
     # node-tap finds itself only from a folder whose node_modules holds it.
     cwd = os.environ.get("LSP_VERIFY_NODE_TOOLS") or None
@@ -72,9 +80,18 @@ def tool_version(case: Case) -> str:
         )
         lines = (done.stdout + done.stderr).strip().splitlines()
         name = command.split()[-2].rsplit("/", 1)[-1].strip("{}")
+        if command in VERSION_COMMANDS.values():
+            name = case.tool
         first = lines[0] if lines else "?"
         versions.append(first if name.lower() in first.lower() else f"{name} {first}")
     return "; ".join(versions)
+
+
+def case_file(case: Case) -> str:
+    for module in case_modules():
+        if case in module.CASES:
+            return f"tests/{module.__name__.rsplit('.', 1)[-1]}.py"
+    return "tests/problems_cases.py"
 
 
 def record(case: Case) -> None:
@@ -87,7 +104,7 @@ def record(case: Case) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{case.name}.txt").write_text(text, encoding="utf-8")
     header = [
-        f"# project: {case.project} (tests/problems_cases.py), run in {{ROOT}} with sh -c",
+        f"# project: {case.project} ({case_file(case)}), run in {{ROOT}} with sh -c",
         f"# recorded on {platform.system()} {platform.machine()},"
         f" Python {platform.python_version()}",
         f"# tool: {tool_version(case)}",
@@ -102,7 +119,7 @@ def record(case: Case) -> None:
 
 def main(argv: list[str]) -> int:
     wanted = set(argv)
-    for case in CASES:
+    for case in all_cases():
         if not wanted or case.id in wanted:
             record(case)
     return 0
