@@ -205,13 +205,14 @@ def summary_message(record: Record) -> str:
 
 
 def record_entries(
-    record: Record, summary_uri: str | None, line_text: LineText
+    record: Record, summary_uri: str | None, line_text: LineText, related: bool = True
 ) -> dict[str, list[Entry]]:
     """The verify layer a failed run leaves: located problems plus the summary."""
     out: dict[str, list[Entry]] = {}
     for problem in record.problems:
         uri = path_to_uri(os.path.join(record.folder, problem.path))
-        out.setdefault(uri, []).append(located_entry(problem, uri, record.folder, line_text))
+        entry = located_entry(problem, uri, record.folder, line_text, related)
+        out.setdefault(uri, []).append(entry)
     if summary_uri is not None:
         zero = types.Position(line=0, character=0)
         summary = types.Diagnostic(
@@ -225,7 +226,11 @@ def record_entries(
     return out
 
 
-def located_entry(problem: Problem, uri: str, folder: str, line_text: LineText) -> Entry:
+def located_entry(
+    problem: Problem, uri: str, folder: str, line_text: LineText, related: bool = True
+) -> Entry:
+    """A located problem as a diagnostic. Its related locations become relatedInformation
+    when the client declares support for it (`related`), else lines of the message."""
     line = max(problem.line - 1, 0)
     text = line_text(uri, line)
     start_char = max(problem.column - 1, 0)
@@ -235,7 +240,7 @@ def located_entry(problem: Problem, uri: str, folder: str, line_text: LineText) 
         # No end given: mark the rest of the line, so the editor has something to underline.
         end_char = len(text) if text is not None and len(text) > start_char else start_char
         end = types.Position(line=line, character=end_char)
-    related = [
+    information = [
         types.DiagnosticRelatedInformation(
             location=types.Location(
                 uri=path_to_uri(os.path.join(folder, r.path)),
@@ -248,13 +253,17 @@ def located_entry(problem: Problem, uri: str, folder: str, line_text: LineText) 
         )
         for r in problem.related
     ]
+    message = problem.message
+    if not related and problem.related:
+        message += "".join(f"\n{r.message}: {r.path}:{r.line}:{r.column}" for r in problem.related)
+        information = []
     diagnostic = types.Diagnostic(
         range=types.Range(start=types.Position(line=line, character=start_char), end=end),
-        message=problem.message,
+        message=message,
         severity=_SEVERITY.get(problem.severity, types.DiagnosticSeverity.Error),
         source=SOURCE,
         code=problem.code,
-        related_information=related or None,
+        related_information=information or None,
     )
     return Entry(diagnostic, anchor=text if text is not None else "")
 

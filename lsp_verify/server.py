@@ -9,6 +9,7 @@ reaches the client (messages, questions, progress, status, publishes) is here.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from collections.abc import Sequence
@@ -181,6 +182,11 @@ SERVER = VerifyServer()
 @SERVER.feature(types.INITIALIZE)
 def initialize(ls: VerifyServer, params: types.InitializeParams) -> None:
     options = parse_init_options(params.initialization_options, ls.has("text_document.diagnostic"))
+    # relatedInformation only for a client that says it shows it; else it joins the message.
+    related = ls.has("text_document.publish_diagnostics.related_information") or ls.has(
+        "text_document.diagnostic.related_information"
+    )
+    options = dataclasses.replace(options, related=related)
     ls.verify.options = options
     if options.pull:
         # Only a client that pulls is told the server answers pulls: one that gets pushes

@@ -295,15 +295,17 @@ _OPTION_KEYS = ("workspaceTrusted", "diagnosticMode", "liveOutput")
 @dataclass(frozen=True)
 class InitOptions:
     """initializationOptions: the `verify` settings (a section or the bare keys), whether
-    the client trusts the workspace, and how diagnostics reach it. `pull` is decided once
-    the client's capabilities are known. `live_output`: the client asked for each run's
-    output as it streams (`verify/output` notifications)."""
+    the client trusts the workspace, and how diagnostics reach it. `pull` and `related`
+    (whether diagnostics may carry relatedInformation) are decided once the client's
+    capabilities are known. `live_output`: the client asked for each run's output as it
+    streams (`verify/output` notifications)."""
 
     settings: object = None
     trusted: bool = True
     mode: DiagnosticMode = "auto"
     pull: bool = False
     live_output: bool = False
+    related: bool = True
 
 
 def parse_init_options(options: object, client_pulls: bool) -> InitOptions:

@@ -38,8 +38,10 @@ class LiveProblems:
         on_batch: Callable[[], None] = lambda: None,
         interval: float = INTERVAL,
         limit: int = LIMIT,
+        related: bool = True,
     ) -> None:
         self._folder = folder
+        self._related = related
         self._diagnostics = diagnostics
         self._line_text = line_text
         self._on_batch = on_batch
@@ -86,7 +88,7 @@ class LiveProblems:
         changed: set[str] = set()
         for problem in batch:
             uri = path_to_uri(os.path.join(self._folder, problem.path))
-            entry = located_entry(problem, uri, self._folder, self._line_text)
+            entry = located_entry(problem, uri, self._folder, self._line_text, self._related)
             current = self._diagnostics.entries(uri, VERIFY)
             if any(e.diagnostic == entry.diagnostic for e in current):
                 continue  # the previous run showed the same failure: it is still there

@@ -260,7 +260,13 @@ class Workspace(Folders):
             if self.options.pull and not self.closing:
                 self.ui.refresh_pulls()
 
-        return LiveProblems(folder.path, self.diagnostics, self.line_text, on_batch=on_batch)
+        return LiveProblems(
+            folder.path,
+            self.diagnostics,
+            self.line_text,
+            on_batch=on_batch,
+            related=self.options.related,
+        )
 
     # ----- results -----
 
@@ -272,7 +278,8 @@ class Workspace(Folders):
             self._replace_verify_layer(folder, {})
         elif record.failed:
             summary = folder.summary_uri(record)
-            self._replace_verify_layer(folder, record_entries(record, summary, self.line_text))
+            entries = record_entries(record, summary, self.line_text, self.options.related)
+            self._replace_verify_layer(folder, entries)
         # cancelled, declined, skipped and no-plan runs speak only through the record.
         if self.options.pull and not self.closing:
             self.ui.refresh_pulls()

@@ -6,7 +6,8 @@
 
 A problem line is indented by two spaces: `path:line:col - severity: message`; the lines
 indented deeper below it continue the message, and the rule in parentheses at the end of the
-last of them is the code (those lines are indented with no-break spaces). The problem is held until its last continuation line has been seen.
+last of them is the code (those lines are indented with no-break spaces). The problem is
+held until its last continuation line has been seen.
 """
 
 from __future__ import annotations
