@@ -12,8 +12,9 @@ This is the least specific matcher: it sees only lines no other matcher claimed.
 one run of non-blank characters at the start of the line. Notes are information problems of
 their own (gcc's `previous declaration`, mypy's `reveal_type`), except a note on a Python
 file at the line of the error just before it: mypy's notes about that error (`"list" is
-invariant`, `See https://...`) are added to its message. The error is held until the next line
-says whether a note follows.
+invariant`, `See https://...`) are added to its message. Such an error is held until the next
+line says whether a note follows (mypy prints its summary line right after the last one);
+every other problem is handed out at once.
 """
 
 from __future__ import annotations
@@ -90,7 +91,10 @@ class GccMatcher(Matcher):
             self._pending = (held[0], replace(held[1], message=joined))
             return True
         self._release()
-        self._pending = (self.index, problem)
+        if problem.path.endswith(_NOTES_OF) and problem.severity != "information":
+            self._pending = (self.index, problem)  # until the next line: a note may follow
+        else:
+            self.emit(self.index, problem)  # at once: a run streams what it has located
         return True
 
     def _release(self) -> None:
