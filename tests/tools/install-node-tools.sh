@@ -16,7 +16,7 @@ have_all=1
 for tool in tsc vitest jest eslint yarn pnpm mocha ava tap biome; do
     [ -x "$dir/node_modules/.bin/$tool" ] || have_all=0
 done
-if [ "$have_all" -eq 1 ]; then
+if [ "$have_all" -eq 1 ] && [ -x "$dir/node_modules/.bin/pyright" ]; then
     exit 0
 fi
 if ! command -v npm >/dev/null 2>&1; then
@@ -35,3 +35,9 @@ fi
 # ava 7 and 8 need packages the registry does not have here; ava 6 runs on node 20.
 npm install --prefix "$dir" --no-audit --no-fund typescript@5 vitest@3 jest@29 eslint@8 \
     yarn@1 pnpm@9 mocha@12 ava@6 tap@21 @biomejs/biome@2
+
+# pyright (pinned major), for the pyright case; on its own line so a folder installed before
+# it was needed gets it too.
+if [ ! -x "$dir/node_modules/.bin/pyright" ]; then
+    npm install --prefix "$dir" --no-audit --no-fund pyright@1
+fi

@@ -1,0 +1,67 @@
+"""The share of expected failures located at the right line, over the whole fixture corpus.
+
+    python benchmarks/located.py
+
+Every case of every tests/problems_cases*.py module (see tests/case_corpus.py) has a recorded
+output in tests/fixtures/problems and the problems it must give. Each recorded output is fed
+to the matchers, in a folder that holds the case's project, as the server would; an expected
+problem counts as located when a problem comes out at its file and line. Prints, per family
+and in total, located/expected and the share, and the expected problems that were missed.
+Exit status 0 either way: the figures are information (tests/test_problems_fixtures.py is
+what asserts the corpus).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.case_corpus import all_cases  # noqa: E402
+from tests.problems_cases import Case, collect, write_project  # noqa: E402
+from tests.test_problems_fixtures import fixture_lines  # noqa: E402
+
+
+def located(case: Case, base: Path) -> tuple[int, list[str]]:
+    """How many of the case's expected problems come out at their file and line."""
+    root = base / case.id.replace("/", "-") / "project"
+    write_project(root, case.project)
+    problems = collect(root, fixture_lines(case, root))
+    where = [(problem.path, problem.line) for problem in problems]
+    hits = 0
+    missed = []
+    for want in case.expected:
+        if (want.file, want.line) in where:
+            where.remove((want.file, want.line))
+            hits += 1
+        else:
+            missed.append(f"{case.id}: {want.file}:{want.line} {want.message.splitlines()[0]}")
+    return hits, missed
+
+
+def main() -> int:
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    missed: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="lsp-verify-located-") as tmp:
+        for case in all_cases():
+            hits, lost = located(case, Path(tmp))
+            totals[case.family][0] += hits
+            totals[case.family][1] += len(case.expected)
+            missed += lost
+    width = max(len(family) for family in totals)
+    for family in sorted(totals):
+        hits, expected = totals[family]
+        print(f"{family:<{width}}  {hits:>3}/{expected:<3}  {100 * hits / expected:5.1f}%")
+    hits = sum(pair[0] for pair in totals.values())
+    expected = sum(pair[1] for pair in totals.values())
+    print(f"{'total':<{width}}  {hits:>3}/{expected:<3}  {100 * hits / expected:5.1f}%")
+    for line in missed:
+        print(f"missed {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
