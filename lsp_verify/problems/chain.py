@@ -5,8 +5,8 @@ names two places worth showing: the test that failed (its frame: the function of
 name, else the shallowest frame in project code) and the deepest frame in project code that is
 not the test itself, where the failure was raised. The diagnostic is the test; the raising
 line goes in its related information. Without a project frame for the test, the deepest
-project frame is the diagnostic; with no project frame at all, the deepest frame of all (the
-collector drops it when it is outside the folder).
+project frame is the diagnostic; with no project frame at all (only installed code, only
+paths outside the folder) there is no problem.
 
 `ChainPick` keeps what that needs in constant space however deep the chain is.
 """
@@ -71,10 +71,8 @@ class ChainPick:
             where: Frame = test
         elif self.last is not None:
             where = self.last
-        elif self.deepest is not None:
-            where = self.deepest
         else:
-            return None
+            return None  # no frame in project code: installed code is not where to look
         return Problem.at(where[0], where[1], 1, message, code=code, related=related)
 
 
