@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.case_corpus import all_cases  # noqa: E402
-from tests.problems_cases import Case, collect, write_project  # noqa: E402
-from tests.test_problems_fixtures import fixture_lines  # noqa: E402
+from tests.case_corpus import all_cases
+from tests.problems_cases import Case, collect, write_project
+from tests.test_problems_fixtures import fixture_lines
 
 
 def located(case: Case, base: Path) -> tuple[int, list[str]]:

@@ -140,6 +140,17 @@ class FramePick:
         self.first = self.last = self.deepest = None
 
 
+def keep_line(lines: list[str], line: str) -> None:
+    """Add a message line, keeping no more than `clip_message` could show."""
+    if len(lines) < MAX_MESSAGE_LINES and sum(map(len, lines)) < MAX_MESSAGE_CHARS:
+        lines.append(line[:MAX_MESSAGE_CHARS])
+
+
+def is_rule(line: str, char: str, length: int = 20) -> bool:
+    """A line of one character repeated (unittest's `=====`, doctest's `*****`)."""
+    return len(line) >= length and line.startswith(char * length) and not line.strip(char)
+
+
 def to_int(text: str | None, default: int = 1) -> int:
     """A 1-based position from digits (callers' regexes cap the digit count)."""
     if not text or not text.isdigit() or len(text) > 9:

@@ -20,48 +20,46 @@ block is claimed: its traceback is not reported a second time.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from .base import Problem, Related
 from .chain import ChainPick
-from .matcher import MAX_MESSAGE_CHARS, MAX_MESSAGE_LINES, Locator, Matcher, clip_message
+from .matcher import MAX_MESSAGE_CHARS, Locator, Matcher, clip_message, is_rule, keep_line
 
 _LOCATION = re.compile(r'File "([^"]{1,1024})", line (\d{1,9}), in (\S{1,300})$')
 _FRAME = re.compile(r'\s+File "([^"]{1,1024})", line (\d{1,9}), in (.{1,300})$')
 _SECTIONS = ("Failed example:", "Expected:", "Got:", "Expected nothing", "Got nothing")
 _RAISED = "Exception raised:"
-_STARS = 20
 
 
-def _stars(line: str) -> bool:
-    return len(line) >= _STARS and line.startswith("*" * _STARS) and not line.strip("*")
-
-
+@dataclass
 class _Example:
-    def __init__(self, start: int, path: str, line: int, name: str, chain: ChainPick) -> None:
-        self.start = start
-        self.path = path
-        self.line = line
-        self.name = name
-        self.chain = chain
-        self.lines: list[str] = []
-        self.raised = False
-        self.trace_indent: int | None = None
-        self.exception = ""
+    start: int
+    path: str
+    line: int
+    name: str
+    chain: ChainPick
+    lines: list[str] = field(default_factory=list)
+    raised: bool = False
+    trace_indent: int | None = None
+    exception: str = ""
 
 
 class DoctestMatcher(Matcher):
     def __init__(self, locator: Locator | None = None) -> None:
         super().__init__(locator)
-        self._after_stars = False
         self._example: _Example | None = None
+        self._stars_at = -2  # index of the last line of stars: a block's location follows it
 
     def take(self, line: str) -> bool:
-        if _stars(line):
-            self._close()
-            self._after_stars = True
-            return True
-        after_stars, self._after_stars = self._after_stars, False
-        if after_stars and line.startswith('File "'):
+        if not is_rule(line, "*"):
+            return self._line(line)
+        self._close()
+        self._stars_at = self.index
+        return True
+
+    def _line(self, line: str) -> bool:
+        if self._stars_at == self.index - 1 and line.startswith('File "'):
             found = _LOCATION.match(line)
             if found is not None:
                 path, number, name = found.group(1), int(found.group(2)), found.group(3)
@@ -84,9 +82,8 @@ class DoctestMatcher(Matcher):
         if example.raised:
             self._traceback(example, line)
             return
-        room = len(example.lines) < MAX_MESSAGE_LINES
-        if line.strip() and room and sum(map(len, example.lines)) < MAX_MESSAGE_CHARS:
-            example.lines.append(line[:MAX_MESSAGE_CHARS])
+        if line.strip():
+            keep_line(example.lines, line)
 
     def _traceback(self, example: _Example, line: str) -> None:
         stripped = line.strip()

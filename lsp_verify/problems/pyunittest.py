@@ -19,9 +19,10 @@ the same failure again.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from .chain import ChainPick
-from .matcher import MAX_MESSAGE_CHARS, MAX_MESSAGE_LINES, Locator, Matcher, clip_message
+from .matcher import Locator, Matcher, clip_message, is_rule, keep_line
 
 _HEADER = re.compile(
     r"(?P<kind>FAIL|ERROR|UNEXPECTED SUCCESS): (?P<name>\S{1,300}) "
@@ -33,23 +34,17 @@ _CHAIN = (
     "During handling of the above exception, another exception occurred:",
     "The above exception was the direct cause of the following exception:",
 )
-_RULE_LENGTH = 20
 _IDLE, _HEADING, _BODY = range(3)
 
 
-def _rule(line: str, char: str) -> bool:
-    long_enough = len(line) >= _RULE_LENGTH
-    return long_enough and line.startswith(char * _RULE_LENGTH) and not line.strip(char)
-
-
+@dataclass
 class _Block:
-    def __init__(self, start: int, test_id: str, chain: ChainPick) -> None:
-        self.start = start
-        self.test_id = test_id
-        self.chain = chain
-        self.before: list[str] = []  # text before the traceback (an import failure's headline)
-        self.after: list[str] = []  # the exception, after the frames
-        self.in_frames = False
+    start: int
+    test_id: str
+    chain: ChainPick
+    before: list[str] = field(default_factory=list)  # before the traceback: an import's headline
+    after: list[str] = field(default_factory=list)  # the exception, after the frames
+    in_frames: bool = False
 
 
 class UnittestMatcher(Matcher):
@@ -59,7 +54,7 @@ class UnittestMatcher(Matcher):
         self._block: _Block | None = None
 
     def take(self, line: str) -> bool:
-        if _rule(line, "="):
+        if is_rule(line, "="):
             self._close()
             self._state = _HEADING
             return True
@@ -72,7 +67,7 @@ class UnittestMatcher(Matcher):
             return True
         if self._block is None:
             return False
-        if _rule(line, "-"):
+        if is_rule(line, "-"):
             # The rule under the header, or the one before "Ran N tests": the end.
             if self._block.before or self._block.after or self._block.chain.deepest:
                 self._close()
@@ -107,8 +102,7 @@ class UnittestMatcher(Matcher):
         target = block.after if block.chain.deepest is not None else block.before
         if line.startswith(("Stdout:", "Stderr:")):
             return
-        if len(target) < MAX_MESSAGE_LINES and sum(map(len, target)) < MAX_MESSAGE_CHARS:
-            target.append(line[:MAX_MESSAGE_CHARS])
+        keep_line(target, line)
 
     def _close(self) -> None:
         block, self._block = self._block, None
