@@ -80,6 +80,12 @@ def run() -> None:
 """,
 }
 
+PY_RUFF = {
+    "pkg/__init__.py": "",
+    "pkg/bad.py": "import os\ndef f(:\n    pass\n",
+    "pkg/lint.py": "import sys\n\n\ndef g():\n    unused = 1\n    return undefined_name\n",
+}
+
 GO_PROJECT = {
     "go.mod": "module example.com/demo\n\ngo 1.19\n",
     "scale/scale.go": """\
@@ -168,6 +174,7 @@ PROJECTS: dict[str, dict[str, str]] = {
     "py-unittest": PY_UNITTEST,
     "py-doctest": PY_DOCTEST,
     "py-typed": PY_TYPED,
+    "py-ruff": PY_RUFF,
     "go": GO_PROJECT,
     "shell": SHELL_PROJECT,
     "c-make": C_MAKE_PROJECT,
@@ -249,6 +256,20 @@ MYPY_NOTES = (
     ),
 )
 
+RUFF_SYNTAX = (
+    Expect(
+        "pkg/bad.py",
+        2,
+        7,
+        "Expected a parameter or the end of the parameter list",
+        "invalid-syntax",
+    ),
+    Expect("pkg/bad.py", 2, 8, "Expected `)`, found newline", "invalid-syntax"),
+    Expect("pkg/lint.py", 1, 8, "`sys` imported but unused", "F401"),
+    Expect("pkg/lint.py", 5, 5, "Local variable `unused` is assigned to but never used", "F841"),
+    Expect("pkg/lint.py", 6, 12, "Undefined name `undefined_name`", "F821"),
+)
+
 VET = Expect("vetme/vet.go", 6, 9, "fmt.Sprintf format %s has arg n of wrong type int", None)
 GO_TEST = (
     VET,
@@ -295,6 +316,22 @@ CASES: tuple[Case, ...] = (
         "{bin}/mypy --no-incremental --cache-dir=/dev/null pkg",
         "bin:mypy",
         MYPY_NOTES,
+    ),
+    Case(
+        "ruff",
+        "full",
+        "py-ruff",
+        "{bin}/ruff check --no-cache --isolated pkg",
+        "bin:ruff",
+        RUFF_SYNTAX,
+    ),
+    Case(
+        "ruff",
+        "concise",
+        "py-ruff",
+        "{bin}/ruff check --no-cache --isolated --output-format concise pkg",
+        "bin:ruff",
+        RUFF_SYNTAX,
     ),
     Case("go", "go_test", "go", "go test ./...", "go", GO_TEST, env=GO_ENV),
     Case("go", "go_vet", "go", "go vet ./...", "go", (VET,), env=GO_ENV),
