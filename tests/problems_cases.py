@@ -630,12 +630,12 @@ VITEST = (
     ),
     Expect("src/sum.test.ts", 10, 33, "sum > objects: AssertionError: expected {", "sum > objects"),
     Expect(
-        "src/sum.ts",
-        6,
-        9,
+        "src/sum.test.ts",
+        19,
+        3,
         "throws in project code: Error: boom from project code",
         "throws in project code",
-        related=(("src/sum.test.ts", 19),),
+        related=(("src/sum.ts", 6),),
     ),
 )
 JEST = (
@@ -656,12 +656,12 @@ JEST = (
         "sum \u203a objects",
     ),
     Expect(
-        "src/sum.js",
-        6,
-        9,
+        "src/sum.test.js",
+        18,
+        3,
         "throws in project code: boom from project code",
         "throws in project code",
-        related=(("src/sum.test.js", 18),),
+        related=(("src/sum.js", 6),),
     ),
     Expect(
         "src/broken.test.js",

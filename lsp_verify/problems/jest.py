@@ -7,9 +7,10 @@ vitest: ` FAIL  src/sum.test.ts > sum > adds`, the message, then frames marked w
         (`src/sum.test.ts:6:23`, or `fn path:line:col`) and code frames, blocks separated by
         `⎯⎯⎯` lines.
 
-The problem lands on the first stack frame that is project code (inside the folder, not in
-node_modules): the assertion in the test, or the project function that threw. In the latter
-case the frame in the test file is related information. Message: "<test name>: <message>";
+The problem lands on the failing test: the first stack frame that is project code (inside
+the folder, not in node_modules) when that is the assertion in the test; when it is a project
+function that threw, on the frame in the test file, with the throwing line related (see
+chain.py). Message: "<test name>: <message>";
 code: the test name. A failure with no project frame lands on the test's own `it(`/`test(`
 line when it can be found, else on the test file's first line.
 """
@@ -120,9 +121,9 @@ class JestMatcher(Matcher):
             if test_file is not None and self.locator.relative(path) != test_file:
                 for other in project[1:]:
                     if self.locator.relative(other[0]) == test_file:
-                        related = (
-                            Related(other[0], other[1], other[2], f"called from test {block.name}"),
-                        )
+                        # The failing test is the diagnostic; where it threw is related.
+                        related = (Related(path, line, column, "raised here"),)
+                        path, line, column = other
                         break
         elif block.file is not None and test_file is not None:
             path, line, column = block.file, self._test_line(block), 1

@@ -133,8 +133,9 @@ class Outcomes:
         return title_to_nodeid(record.title)
 
     def _related(self, record: FailureRecord, test_id: str, frame: tuple[str, int]) -> Related:
-        verb = "imported by" if record.kind == "collect" else "called from test"
-        return Related(path=frame[0], line=frame[1], column=1, message=f"{verb} {test_id}")
+        """The test's own frame (its call, or the test module's import): where the problem
+        is moved to in `problem`."""
+        return Related(path=frame[0], line=frame[1], column=1, message=f"test {test_id}")
 
     def _def_related(
         self, record: FailureRecord, test_id: str, path: str, line: int
