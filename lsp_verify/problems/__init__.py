@@ -156,20 +156,25 @@ class ProblemCollector:
         if not isinstance(line, str):
             line = str(line)
         line = line[:MAX_LINE].rstrip("\r\n")
+        index = self._index
+        broken = self._broken
         for position, matcher in enumerate(self._matchers):
-            if position in self._broken:
+            if broken and position in broken:
                 continue
             claimed = False
             try:
-                matcher.index = self._index
+                matcher.index = index
                 claimed = matcher.take(line)
             except Exception:
                 self.errors += 1
-                self._broken.add(position)
-            self._drain(matcher)
+                broken.add(position)
+            # Most lines give no problem: drain only a matcher that holds one (a line costs
+            # every matcher's `take`, so what is around it counts a dozen times over).
+            if matcher.holding:
+                self._drain(matcher)
             if claimed:
                 break
-        self._index += 1
+        self._index = index + 1
 
     def _drain(self, matcher: Matcher) -> None:
         try:

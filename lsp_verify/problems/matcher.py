@@ -104,6 +104,11 @@ class Matcher:
         self.flush()
         return [problem for _, problem in self.drain()]
 
+    @property
+    def holding(self) -> bool:
+        """Whether `drain` would hand out something."""
+        return bool(self._held)
+
     def drain(self) -> list[tuple[int, Problem]]:
         held, self._held = self._held, []
         return held
