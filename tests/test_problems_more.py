@@ -260,3 +260,38 @@ def test_each_new_family_exposes_feed_and_finish() -> None:
         sink: LineSink = family()
         sink.feed("nothing to see")
         assert sink.finish() == []
+
+
+def test_a_go_program_panic_lands_where_it_panicked(tmp_path: Path) -> None:
+    # No test: the deepest project frame is the problem, nothing related.
+    make_files(tmp_path, "main.go", "lib/lib.go")
+    text = "\n".join(
+        [
+            "panic: assignment to entry in nil map",
+            "",
+            "goroutine 1 [running]:",
+            "example.com/demo/lib.Put(...)",
+            f"\t{tmp_path}/lib/lib.go:4",
+            "main.main()",
+            f"\t{tmp_path}/main.go:6 +0x2e",
+            "exit status 2",
+        ]
+    )
+    [problem], _ = run(tmp_path, text)
+    assert where([problem]) == [("lib/lib.go", 4, 1)]
+    assert (problem.message, problem.related) == ("panic: assignment to entry in nil map", ())
+
+
+def test_make_with_dash_c_resolves_against_the_directory_it_entered(tmp_path: Path) -> None:
+    make_files(tmp_path, "sub/Makefile")
+    text = "\n".join(
+        [
+            f"make: Entering directory '{tmp_path}/sub'",
+            "false",
+            "make: *** [Makefile:3: all] Error 1",
+            f"make: Leaving directory '{tmp_path}/sub'",
+        ]
+    )
+    [problem], _ = run(tmp_path, text)
+    assert where([problem]) == [("sub/Makefile", 3, 1)]
+    assert problem.message == "make target 'all' failed: Error 1"
