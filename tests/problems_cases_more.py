@@ -7,7 +7,7 @@ module by its name, like every tests/problems_cases*.py that has CASES.
 
 from __future__ import annotations
 
-from tests.problems_cases import PY_CALC, Case, Expect
+from tests.problems_cases import PY_CALC, PYTEST, Case, Expect
 
 PY_UNITTEST = {
     "pkg/__init__.py": "",
@@ -215,6 +215,25 @@ DOCTEST = (
     ),
 )
 
+DOCTEST_ID = "pkg/temps.py::pkg.temps."
+PYTEST_DOCTEST = (
+    Expect(
+        TEMPS,
+        17,
+        1,
+        f"{DOCTEST_ID}double: double(2)\nExpected:\n    5\nGot:\n    4",
+        f"{DOCTEST_ID}double",
+    ),
+    Expect(
+        TEMPS,
+        6,
+        1,
+        f"{DOCTEST_ID}to_kelvin: to_kelvin(-300)\nValueError: below absolute zero",
+        f"{DOCTEST_ID}to_kelvin",
+        related=((TEMPS, 10),),
+    ),
+)
+
 TYPED = "pkg/typed.py"
 PYRIGHT = (
     Expect(
@@ -308,6 +327,14 @@ GO_ENV = {"GOPROXY": "off", "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"}
 CASES: tuple[Case, ...] = (
     Case("unittest", "unittest", "py-unittest", "{python} -m unittest", "python", UNITTEST),
     Case("doctest", "doctest", "py-doctest", "{python} -m doctest pkg/temps.py", "python", DOCTEST),
+    Case(
+        "doctest",
+        "pytest_doctest_modules",
+        "py-doctest",
+        PYTEST + " --doctest-modules pkg",
+        "python",
+        PYTEST_DOCTEST,
+    ),
     Case("pyright", "pyright", "py-typed", "{node}/pyright pkg", "node:pyright", PYRIGHT),
     Case(
         "mypy",

@@ -37,6 +37,8 @@ _NONE, _FAILURES, _SUMMARY, _OTHER, _CONFTEST = range(5)
 
 # `path:line` or `path:line: text` at column 0: pytest's location line for a frame.
 _LOCATION = re.compile(r"([^\s:][^:]*):(\d{1,9})(?::(?: (.*))?)?$")
+_DOC_SOURCE = re.compile(r"\d{3,9} (.*)$")
+_DOCTEST_ENDS = ("DocTestFailure", "UnexpectedException")
 _FILE_LINE = re.compile(r"file (.+), line (\d{1,9})$")
 _CONFTEST_ERROR = re.compile(r"ImportError while loading conftest '(.+)'\.$")
 _E_FILE = re.compile(r'\s*File "([^"]+)", line (\d{1,9})')
@@ -164,6 +166,9 @@ class PytestMatcher(Matcher):
         record = self._record
         if record is not None and record.captured:
             return True
+        if record is not None and record.kind == "doctest":
+            self._on_doctest(record, line)
+            return True
         if line.startswith("-") and banner(line, "-") is not None:
             if record is not None:
                 record.captured = True  # "Captured stdout call" and friends: the test's prints
@@ -231,9 +236,27 @@ class PytestMatcher(Matcher):
         record.native_after = True
         _keep_line(record.native_msg, line)
 
+    def _on_doctest(self, record: FailureRecord, line: str) -> None:
+        """`--doctest-modules`: numbered source lines (the failing example last), then
+        Expected/Got or the exception's traceback, then `path:N: DocTestFailure` where N is
+        the example's line."""
+        location = _LOCATION.match(line)
+        if location is not None and location.group(3) in _DOCTEST_ENDS:
+            record.doc_at = (location.group(1), int(location.group(2)))
+        elif record.native or line == "Traceback (most recent call last):":
+            self._on_native(record, line)
+        elif not line.startswith("UNEXPECTED EXCEPTION: "):
+            source = _DOC_SOURCE.match(line)
+            if source is not None:
+                record.doc_example = source.group(1).strip().removeprefix(">>> ")[:500]
+            elif line.strip():
+                _keep_line(record.e_lines, line)  # Expected: / Got: and their lines
+
     def _open_record(self, headline: str) -> None:
         self._close_record()
-        if headline.startswith("ERROR collecting "):
+        if headline.startswith("[doctest] "):
+            kind, title = "doctest", headline[len("[doctest] ") :]
+        elif headline.startswith("ERROR collecting "):
             kind, title = "collect", headline[len("ERROR collecting ") :]
         elif headline.startswith(("ERROR at setup of ", "ERROR at teardown of ")):
             kind, title = "error", headline.split(" of ", 1)[1]

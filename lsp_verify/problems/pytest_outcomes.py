@@ -26,6 +26,8 @@ class FailureRecord:
     native_msg: list[str] = field(default_factory=list)
     native_after: bool = False
     captured: bool = False
+    doc_at: tuple[str, int] | None = None  # --doctest-modules: the failing example's line
+    doc_example: str = ""
 
 
 @dataclass
@@ -58,8 +60,8 @@ class Outcomes:
                     entry.used = True
                     return entry
             return None
-        wanted_kind = "FAILED" if record.kind == "failed" else "ERROR"
-        suffix = title_to_nodeid(record.title)
+        wanted_kind = "ERROR" if record.kind == "error" else "FAILED"
+        suffix = record.title if record.kind == "doctest" else title_to_nodeid(record.title)
         candidates = [
             entry
             for entry in summaries
@@ -86,8 +88,12 @@ class Outcomes:
     def problem(self, record: FailureRecord, entry: SummaryEntry | None) -> Problem | None:
         test_id = self._test_id(record, entry)
         message = _record_message(record) or (entry.message if entry else "") or "failed"
+        if record.doc_example:
+            message = f"{record.doc_example}\n{message}"
         if test_id:
             message = f"{test_id}: {message}"
+        if record.doc_at is not None:
+            return self._doctest(record, test_id, message, record.doc_at)
         first, last = record.frames.first, record.frames.last
         related: tuple[Related, ...] = ()
         if first is not None and last is not None:
@@ -112,6 +118,17 @@ class Outcomes:
             path=path, line=line, column=1, message=message, code=test_id or None, related=related
         )
 
+    def _doctest(
+        self, record: FailureRecord, test_id: str, message: str, where: tuple[str, int]
+    ) -> Problem:
+        """On the failing example's line; where it raised, if elsewhere, related."""
+        related: tuple[Related, ...] = ()
+        raised = record.frames.last
+        if raised is not None and raised != where:
+            related = (Related(path=raised[0], line=raised[1], column=1, message="raised here"),)
+        path, line = where
+        return Problem(path, line, 1, message, code=test_id or None, related=related)
+
     def from_summary(self, entry: SummaryEntry) -> Problem | None:
         path = _id_file(entry.nodeid)
         line = self._def_line(entry.nodeid) if "::" in entry.nodeid else 1
@@ -123,7 +140,7 @@ class Outcomes:
             return entry.nodeid
         if record.kind == "collect":
             return self.locator.relative(record.title) or record.title
-        if record.kind == "line":
+        if record.kind in ("line", "doctest"):
             return record.title
         # No summary (-rN, or it scrolled away): build the id from the test's own frame.
         if record.frames.first is not None:

@@ -52,9 +52,10 @@ def normalise(text: str, root: Path, base: Path) -> str:
 
 def tool_version(case: Case) -> str:
     commands = []
-    if case.family in ("pytest", "mixed"):
+    by_pytest = case.family in ("pytest", "mixed") or "-m pytest" in case.command
+    if by_pytest:
         commands.append("{python} -m pytest --version")
-    if case.tool == "python" and case.family not in ("pytest", "mixed"):
+    if case.tool == "python" and not by_pytest:
         commands.append("{python} --version")
     elif case.tool.startswith("bin:"):
         commands.append("{bin}/" + case.tool[4:] + " --version")
