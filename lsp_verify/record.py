@@ -99,6 +99,10 @@ def problem_to_json(problem: Problem) -> dict[str, Any]:
         "severity": problem.severity,
         "code": problem.code,
         "message": problem.message,
+        "related": [
+            {"path": r.path, "line": r.line, "column": r.column, "message": r.message}
+            for r in problem.related
+        ],
     }
 
 

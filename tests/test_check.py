@@ -181,7 +181,9 @@ def test_located_problems_in_text_and_json(folder: Path, tmp_path: Path) -> None
         "severity",
         "code",
         "message",
+        "related",
     }
+    assert problem["related"] == []  # the assertion is in the test itself
 
 
 def test_the_demo_project_fails_where_the_readme_says(tmp_path: Path) -> None:
@@ -287,3 +289,25 @@ def test_the_elapsed_line_shows_on_a_terminal_only_while_a_long_run_goes(
         # The line names the latest output, and is wiped before the report.
         assert "s  started" in seen
         assert -1 < seen.rfind("\r\x1b[K") < seen.find("verify passed")
+
+
+def test_a_failure_raised_in_project_code_says_where_in_text_and_json(tmp_path: Path) -> None:
+    folder = tmp_path / "proj"
+    (folder / "tests").mkdir(parents=True)
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    (folder / "calc.py").write_text("def inner(x):\n    raise ValueError(f'bad {x}')\n")
+    (folder / "tests" / "test_a.py").write_text(
+        "import sys\nsys.path.insert(0, '.')\nfrom calc import inner\n\n\n"
+        "def test_calls():\n    inner(5)\n"
+    )
+    done = check(folder, tmp=tmp_path)
+    assert "tests/test_a.py:7:1: error: tests/test_a.py::test_calls: ValueError: bad 5" in (
+        done.stdout
+    )
+    assert "    raised here: calc.py:2:1" in done.stdout.splitlines()
+    record = json.loads(check(folder, "--json", tmp=tmp_path).stdout)
+    [problem] = record["problems"]
+    assert (problem["path"], problem["line"]) == ("tests/test_a.py", 7)
+    assert problem["related"] == [
+        {"path": "calc.py", "line": 2, "column": 1, "message": "raised here"}
+    ]

@@ -169,6 +169,10 @@ def _print_text(record: Record, out: TextIO) -> None:
         print(f"{problem.path}:{problem.line}:{problem.column}: {severity} {first}", file=out)
         for more in rest:
             print(f"    {more}", file=out)
+        for related in problem.related:
+            print(
+                f"    {related.message}: {related.path}:{related.line}:{related.column}", file=out
+            )
     if record.tail:
         print(f"--- last {len(record.tail)} lines of output ---", file=out)
         for line in record.tail:
