@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the node tools the problem-matcher tests run for real (TypeScript's tsc, vitest,
-# jest, eslint, mocha, ava, node-tap and Biome), and the yarn and pnpm that
+# jest, eslint, mocha, ava, node-tap, Biome and pyright), and the yarn and pnpm that
 # tests/test_verdicts.py runs by hand, into DIR, so that the tests find them in
 # DIR/node_modules/.bin when LSP_VERIFY_NODE_TOOLS=DIR. A DIR that already has them all is
 # left alone, so CI can call this every time and pay for the download once.
@@ -13,10 +13,10 @@ fi
 dir=$1
 
 have_all=1
-for tool in tsc vitest jest eslint yarn pnpm mocha ava tap biome; do
+for tool in tsc vitest jest eslint yarn pnpm mocha ava tap biome pyright; do
     [ -x "$dir/node_modules/.bin/$tool" ] || have_all=0
 done
-if [ "$have_all" -eq 1 ] && [ -x "$dir/node_modules/.bin/pyright" ]; then
+if [ "$have_all" -eq 1 ]; then
     exit 0
 fi
 if ! command -v npm >/dev/null 2>&1; then
@@ -34,10 +34,4 @@ fi
 # yarn (classic) and pnpm run the workspace layouts of tests/test_verdicts.py by hand.
 # ava 7 and 8 need packages the registry does not have here; ava 6 runs on node 20.
 npm install --prefix "$dir" --no-audit --no-fund typescript@5 vitest@3 jest@29 eslint@8 \
-    yarn@1 pnpm@9 mocha@12 ava@6 tap@21 @biomejs/biome@2
-
-# pyright (pinned major), for the pyright case; on its own line so a folder installed before
-# it was needed gets it too.
-if [ ! -x "$dir/node_modules/.bin/pyright" ]; then
-    npm install --prefix "$dir" --no-audit --no-fund pyright@1
-fi
+    yarn@1 pnpm@9 mocha@12 ava@6 tap@21 @biomejs/biome@2 pyright@1
