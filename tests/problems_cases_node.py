@@ -1,7 +1,7 @@
 """Cases of the Node families: mocha, node --test, ava, node-tap, bare Node stacks, ESLint's
 stylish and compact formats, Biome: this module's CASES and PROJECTS join those of
-tests/problems_cases.py (see there for how a case is run, recorded and checked); kept apart
-to keep both short.
+tests/problems_cases.py through tests/case_corpus.py (see problems_cases.py for how a case is
+run, recorded and checked); kept apart to keep both short.
 
 The test projects share one layout: lib/calc.js throws, node_modules/fakelib (a stand-in for
 an installed package) throws, and test/calc.test.js has a failing assertion, a test that
