@@ -9,8 +9,9 @@ The output is never held whole, so the growth must not depend on --mb.
 
 --near-misses prints, instead of lines of `x`, lines that look like every family's failures
 (a pytest section, a traceback frame, `path:line:col:`, jest, mocha, TAP, ESLint, Biome, Node
-frames, URLs and times) naming files that do not exist, and feeds them to the real problem
-matchers instead of a line counter: what matching costs, in time and memory.
+frames, unittest, doctest, pyright, go test and its panics, make, C assert, URLs and times)
+naming files that do not exist, and feeds them to the real problem matchers instead of a
+line counter: what matching costs, in time and memory.
 """
 
 from __future__ import annotations
@@ -59,6 +60,22 @@ NEAR_MISSES = (
     "src/x.js:1:7 lint/style/noVar  \u2501\u2501\u2501\u2501",
     "  \u00d7 Use let or const instead of var.",
     "fetch failed at http://host:8080/a.js:3:4 on 2026-12-01 12:30:45",
+    "=" * 70,
+    "FAIL: test_x (tests.test_x.T.test_x)",
+    "-" * 70,
+    "*" * 70,
+    'File "pkg/temps.py", line 6, in temps.f',
+    "Failed example:",
+    "  /pkg/typed.py:10:11 - error: Argument of type",
+    "--- FAIL: TestX (0.00s)",
+    "    x_test.go:7: got 4, want 5",
+    "panic: boom",
+    "\t/pkg/x.go:8 +0x1d",
+    "make: *** [pkg/Makefile:6: test] Error 1",
+    "make[1]: Entering directory '/pkg/sub'",
+    "tests: pkg/x.c:9: main: Assertion `x == 1' failed.",
+    "pkg/a.py:10: note: see http://host:8080/a.py:3:4",
+    "thread 'tests::x' panicked at src/x.rs:8:9:",
 )
 
 
