@@ -144,6 +144,14 @@ class Diagnostics(DiagnosticStore):
         if self.set(uri, CONFIG, config_entries(problems)):
             self.changed(uri)
 
+    def add_verify(self, entries: dict[str, list[Entry]]) -> None:
+        """Failures a run found before its end (the saved test file run alone): added beside
+        what the last finished run left, which stays until this run's end replaces it."""
+        for uri in sorted(entries):
+            old = self.entries(uri, VERIFY)
+            if self.set(uri, VERIFY, old + [e for e in entries[uri] if e not in old]):
+                self.changed(uri)
+
     def replace_verify(self, entries: dict[str, list[Entry]], scope: Callable[[str], bool]) -> None:
         """A finished run's layer. Every document it names speaks, changed or not: a failing
         run that ends with the same verdict still tells the client it ended."""

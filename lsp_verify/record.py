@@ -31,6 +31,26 @@ def now_iso() -> str:
 
 
 @dataclass(frozen=True)
+class Phase:
+    """One command a run ran: the saved test file alone ("quick") or the full command."""
+
+    name: Literal["quick", "full"]
+    command: str
+    outcome: Outcome
+    exit_code: int | None
+    duration_ms: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "phase": self.name,
+            "command": self.command,
+            "outcome": self.outcome,
+            "exitCode": self.exit_code,
+            "durationMs": self.duration_ms,
+        }
+
+
+@dataclass(frozen=True)
 class Record:
     """One run, as `showLastRun` and `check --json` give it. Built by `record_for_plan`,
     or `Record.not_started` for a run dropped before anything was planned; the plan's
@@ -52,6 +72,8 @@ class Record:
     tail: tuple[str, ...] = ()
     problems: tuple[Problem, ...] = ()
     document: str | None = None
+    failed_first: str | None = None
+    phases: tuple[Phase, ...] = ()
 
     @classmethod
     def not_started(cls, folder: str, trigger: Trigger, outcome: Outcome, reason: str) -> Record:
@@ -84,6 +106,8 @@ class Record:
             "outcome": self.outcome,
             "tail": list(self.tail),
             "problems": [problem_to_json(p) for p in self.problems],
+            "failedFirst": self.failed_first,
+            "phases": [phase.to_json() for phase in self.phases],
         }
 
 
@@ -112,6 +136,8 @@ def record_for_plan(
     exit_code: int | None = None,
     tail: tuple[str, ...] = (),
     problems: tuple[Problem, ...] = (),
+    failed_first: str | None = None,
+    phases: tuple[Phase, ...] = (),
 ) -> Record:
     """The record of a run of `plan`: by default one that never started (no plan, declined,
     skipped before spawning); a finished run gives what its process did."""
@@ -132,6 +158,8 @@ def record_for_plan(
         tail=tail,
         problems=problems,
         document=document,
+        failed_first=failed_first,
+        phases=phases,
     )
 
 

@@ -165,8 +165,10 @@ class Workspace(Folders):
                 settings,
                 trigger=request.trigger,
                 document=request.document,
+                saved=_saved_path(request),
                 cancel=request.cancel,
                 on_line=progress.line if progress else None,
+                on_quick=self._on_quick,
             )
             outcome = record.outcome
             return record
@@ -232,6 +234,10 @@ class Workspace(Folders):
             self.ui.refresh_pulls()
         self.log(log_line(record), "warning" if record.failed else "info")
 
+    def _on_quick(self, record: Record) -> None:
+        """The saved test file failed when run alone: its located failures show at once."""
+        self.diagnostics.add_verify(record_entries(record, None, self.line_text))
+
     def _replace_verify_layer(self, folder: Folder, entries: dict[str, list[Any]]) -> None:
         def in_folder(uri: str) -> bool:
             return self.folder_of_uri(uri)[0] is folder
@@ -251,3 +257,10 @@ class Workspace(Folders):
     def _publish(self, uri: str) -> None:
         if not self.closing and not self.options.pull:
             self.ui.publish(uri, self.diagnostics.union_payloads(uri))
+
+
+def _saved_path(request: RunRequest) -> str | None:
+    """The file a save named, for the quick phase; runNow and the CLI run the full command."""
+    if request.trigger != "save" or request.document is None:
+        return None
+    return uri_to_path(request.document)
