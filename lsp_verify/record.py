@@ -41,13 +41,8 @@ class Phase:
     duration_ms: int
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "phase": self.name,
-            "command": self.command,
-            "outcome": self.outcome,
-            "exitCode": self.exit_code,
-            "durationMs": self.duration_ms,
-        }
+        values = (self.name, self.command, self.outcome, self.exit_code, self.duration_ms)
+        return dict(zip(("phase", "command", "outcome", "exitCode", "durationMs"), values))
 
 
 @dataclass(frozen=True)
