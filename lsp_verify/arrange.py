@@ -11,7 +11,9 @@ test file first. Neither changes the verdict, which is always the full command's
   (`testpaths`, `python_files`, `norecursedirs`), it runs alone first as a quick phase whose
   failures are shown at once; then the full command runs and decides. Only when the full
   command stops at its first failure anyway (`-x`, `--maxfail=1`) does a failure in the quick
-  phase end the run: the full command would then fail too.
+  phase end the run: the full command would then fail too. Where `--ff` is added and the
+  file holds tests that failed last time, `--ff` runs those first anyway, and the quick phase
+  is left out (it would only delay the cleared state once they are fixed).
 
 The approval of a plan covers its command as the repository wrote it; these arrangements are
 lsp-verify's own, so they are no part of the plan's fingerprint (`failedFirst` off runs the
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 
 from lsp_verify.plan import Plan
 from lsp_verify.pytest_args import Call, Options, parse_call, read_options
-from lsp_verify.pytest_config import PytestConfig, locate
+from lsp_verify.pytest_config import PytestConfig, failed_last_time, locate
 
 __all__ = ["ADDED", "Arrangement", "Quick", "arrange", "arrangement_json"]
 
@@ -115,6 +117,10 @@ def arrange(
         return arrangement
     relative = _collected(plan.folder, config, saved)
     if relative is None:
+        return arrangement
+    if refusal is None and failed_last_time(config, plan.folder, relative):
+        # --ff runs this file's failures first anyway: a quick phase would only cost a
+        # startup, and delay the cleared state when they are fixed.
         return arrangement
     quick = Quick(_with_path(call, command, relative), relative, combined.maxfail == 1)
     return Arrangement(command, failed_first, rule, quick)

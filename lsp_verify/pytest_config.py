@@ -11,6 +11,7 @@ parsed is a reason, never an exception: the caller then leaves the run as it is.
 from __future__ import annotations
 
 import configparser
+import json
 import os
 import shlex
 from dataclasses import dataclass
@@ -19,7 +20,13 @@ from lsp_verify.project_file import describe_os_error, read_limited, toml_module
 
 tomllib = toml_module()
 
-__all__ = ["DEFAULT_NORECURSE", "DEFAULT_PYTHON_FILES", "PytestConfig", "locate"]
+__all__ = [
+    "DEFAULT_NORECURSE",
+    "DEFAULT_PYTHON_FILES",
+    "PytestConfig",
+    "failed_last_time",
+    "locate",
+]
 
 DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")
 DEFAULT_NORECURSE = (
@@ -33,7 +40,7 @@ DEFAULT_NORECURSE = (
     "venv",
     "{arch}",
 )
-_KEYS = ("addopts", "testpaths", "python_files", "norecursedirs")
+_KEYS = ("addopts", "testpaths", "python_files", "norecursedirs", "cache_dir")
 # (file name, section that makes it pytest's, or None when the file counts by existing)
 _CANDIDATES = (
     ("pytest.ini", None),
@@ -54,6 +61,7 @@ class PytestConfig:
     testpaths: tuple[str, ...] = ()
     python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
+    cache_dir: tuple[str, ...] = ()
     problem: str | None = None
 
     @property
@@ -101,7 +109,23 @@ def _read(path: str, section: str | None) -> PytestConfig | None:
         testpaths=values.get("testpaths", ()),
         python_files=values.get("python_files", DEFAULT_PYTHON_FILES),
         norecursedirs=values.get("norecursedirs", DEFAULT_NORECURSE),
+        cache_dir=values.get("cache_dir", ()),
     )
+
+
+def failed_last_time(config: PytestConfig, folder: str, relative: str) -> bool | None:
+    """Whether pytest's cache says tests of `relative` (a path from the rootdir) failed in
+    the last run; None when the cache cannot be read."""
+    root = config.rootdir or folder
+    cache = os.path.join(root, config.cache_dir[0] if config.cache_dir else ".pytest_cache")
+    try:
+        data = read_limited(os.path.join(cache, "v", "cache", "lastfailed"), 16 * 1024 * 1024)
+        failed = json.loads(data)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(failed, dict):
+        return None
+    return any(isinstance(k, str) and k.split("::")[0] == relative for k in failed)
 
 
 def _first_line(exc: BaseException) -> str:

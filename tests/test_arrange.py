@@ -259,3 +259,20 @@ def test_a_path_with_spaces_is_quoted(tmp_path: Path) -> None:
     arranged = arrange(plan_of(tmp_path, "pytest -x"), True, saved, environ=NO_ENV)
     assert arranged.quick is not None
     assert arranged.quick.command == "pytest 'my tests/test_a b.py' -x --ff"
+
+
+def test_no_quick_phase_for_a_file_whose_failures_ff_runs_first(tmp_path: Path) -> None:
+    """They run first anyway: a quick phase would only delay the cleared state."""
+    quick_project(tmp_path)
+    saved = str(tmp_path / "tests" / "test_calc.py")
+    cache = tmp_path / ".pytest_cache" / "v" / "cache"
+    cache.mkdir(parents=True)
+    (cache / "lastfailed").write_text('{"tests/test_other.py::test_x": true}')
+    assert arrange(plan_of(tmp_path, "pytest -x"), True, saved, environ=NO_ENV).quick is not None
+    (cache / "lastfailed").write_text('{"tests/test_calc.py::test_add": true}')
+    assert arrange(plan_of(tmp_path, "pytest -x"), True, saved, environ=NO_ENV).quick is None
+    # Without --ff (no cache provider) the quick phase is the only way to see it early.
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\ntestpaths = tests\naddopts = -p no:cacheprovider\n"
+    )
+    assert arrange(plan_of(tmp_path, "pytest -x"), True, saved, environ=NO_ENV).quick is not None
