@@ -243,4 +243,9 @@ def test_the_verdict_is_the_bare_commands(
         assert check.returncode == bare.returncode, said
         assert record["exitCode"] == bare.returncode, record
     assert record["outcome"] == ("failed" if failing else "passed")
+    if command.startswith("pytest"):
+        # Failed first is on by default: the same verdict with --ff, after the bare run
+        # left its failures in pytest's cache.
+        assert record["command"] == command + " --ff", record
+        assert record["failedFirst"] == "--ff added: failed first"
     assert "/lsp-verify-" not in said + "\n".join(record["tail"])  # no temp path of ours
