@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lsp_verify.plan import Plan
+from lsp_verify.project_file import read_limited
 from lsp_verify.pytest_args import Call, Options, parse_call, read_options
 from lsp_verify.pytest_config import PytestConfig, failed_last_time, locate
 
@@ -163,7 +164,10 @@ def _quick_rule(folder: str, config: PytestConfig, options: Options) -> str:
 def _collected(folder: str, config: PytestConfig, saved: str) -> str | None:
     """`saved` relative to the folder, when a run of the full command collects it."""
     path = os.path.abspath(saved)
-    relative = os.path.relpath(path, folder)
+    try:
+        relative = os.path.relpath(path, folder)
+    except ValueError:  # another drive, a NUL byte
+        return None
     if relative.startswith(os.pardir) or not os.path.isfile(path):
         return None
     parts = relative.split(os.sep)
@@ -195,11 +199,13 @@ def _under(relative: str, testpath: str) -> bool:
 
 
 def _hooks_collection(conftest: str) -> bool:
+    """Whether a conftest.py may decide which files are collected; unreadable: it may."""
     try:
-        with open(conftest, "rb") as handle:
-            text = handle.read(1024 * 1024)
-    except OSError:
+        text = read_limited(conftest)
+    except (FileNotFoundError, NotADirectoryError):
         return False
+    except OSError:
+        return True
     return any(hook.encode() in text for hook in _COLLECTION_HOOKS)
 
 

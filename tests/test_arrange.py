@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from lsp_verify.arrange import ADDED, arrange, arrangement_json
 from lsp_verify.plan import Plan, command_plan, make_plan
@@ -276,3 +280,24 @@ def test_no_quick_phase_for_a_file_whose_failures_ff_runs_first(tmp_path: Path) 
         "[pytest]\ntestpaths = tests\naddopts = -p no:cacheprovider\n"
     )
     assert arrange(plan_of(tmp_path, "pytest -x"), True, saved, environ=NO_ENV).quick is not None
+
+
+def test_a_fifo_or_garbage_never_hangs_or_raises(tmp_path: Path) -> None:
+    quick_project(tmp_path)
+    os.mkfifo(tmp_path / "tests" / "conftest.py")
+    cache = tmp_path / ".pytest_cache" / "v" / "cache"
+    cache.mkdir(parents=True)
+    (cache / "lastfailed").write_bytes(b"\xff[not json")
+    saved = str(tmp_path / "tests" / "test_calc.py")
+    arranged = arrange(plan_of(tmp_path, "pytest -x"), True, saved, environ=NO_ENV)
+    assert arranged.command == "pytest -x --ff"
+    assert arranged.quick is None  # the conftest.py cannot be read: it may pick files
+
+
+@given(st.text(max_size=80), st.text(max_size=80))
+@hsettings(max_examples=200, deadline=None)
+def test_any_command_and_addopts_are_read_without_raising(command: str, addopts: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "pytest.ini").write_text("[pytest]\naddopts = " + addopts.replace("\n", " "))
+        arranged = arrange(plan_of(Path(tmp), command or "x"), True, environ=NO_ENV)
+        assert arranged.command.startswith(command or "x")
