@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -170,3 +171,27 @@ async def test_without_x_the_full_command_still_decides(project: Path, state: Pa
         assert any("test_b" in m for m in messages)
         slow = s.diagnostics((project / "tests" / "test_a.py").as_uri())
         assert any("slow one" in d.message for d in slow)  # the full run's verdict
+
+
+async def test_an_approved_plan_is_not_asked_about_again_for_ff(project: Path, state: Path) -> None:
+    """The approval covers the command as the repository wrote it: --ff, on or off, is
+    lsp-verify's own arrangement and never asks again."""
+    (project / "pytest.ini").write_text("[pytest]\n")
+    (project / "test_one.py").write_text("def test_one():\n    assert 1 == 2\n")
+    (project / "src.py").write_text("VALUE = 1\n")
+    async with session(project, state=state, env=env(), configuration={}) as s:
+        s.answer = lambda params: "Always for this plan"
+        s.save("src.py")
+        await s.wait_for(lambda: len(s.finished()) >= 1, what="the first run")
+        assert len(s.questions) == 1
+        assert "--ff" not in s.questions[0].message  # the plan as the repository wrote it
+        assert (await last_run(s))["command"] == "pytest -x -q --ff"
+        s.client.set_configuration({"failedFirst": False}, section="verify")
+        s.client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"verify": {"failedFirst": False}})
+        )
+        await asyncio.sleep(0.5)
+        s.save("src.py")
+        await s.wait_for(lambda: len(s.finished()) >= 2, what="the second run")
+        assert (await last_run(s))["command"] == "pytest -x -q"
+        assert len(s.questions) == 1
