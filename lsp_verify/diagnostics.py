@@ -144,14 +144,6 @@ class Diagnostics(DiagnosticStore):
         if self.set(uri, CONFIG, config_entries(problems)):
             self.changed(uri)
 
-    def add_verify(self, entries: dict[str, list[Entry]]) -> None:
-        """Failures a run found before its end (the saved test file run alone): added beside
-        what the last finished run left, which stays until this run's end replaces it."""
-        for uri in sorted(entries):
-            old = self.entries(uri, VERIFY)
-            if self.set(uri, VERIFY, old + [e for e in entries[uri] if e not in old]):
-                self.changed(uri)
-
     def replace_verify(self, entries: dict[str, list[Entry]], scope: Callable[[str], bool]) -> None:
         """A finished run's layer. Every document it names speaks, changed or not: a failing
         run that ends with the same verdict still tells the client it ended."""
@@ -219,7 +211,7 @@ def record_entries(
     out: dict[str, list[Entry]] = {}
     for problem in record.problems:
         uri = path_to_uri(os.path.join(record.folder, problem.path))
-        out.setdefault(uri, []).append(_located(problem, uri, record.folder, line_text))
+        out.setdefault(uri, []).append(located_entry(problem, uri, record.folder, line_text))
     if summary_uri is not None:
         zero = types.Position(line=0, character=0)
         summary = types.Diagnostic(
@@ -233,7 +225,7 @@ def record_entries(
     return out
 
 
-def _located(problem: Problem, uri: str, folder: str, line_text: LineText) -> Entry:
+def located_entry(problem: Problem, uri: str, folder: str, line_text: LineText) -> Entry:
     line = max(problem.line - 1, 0)
     text = line_text(uri, line)
     start_char = max(problem.column - 1, 0)

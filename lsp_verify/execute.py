@@ -13,7 +13,7 @@ from typing import Callable, Literal
 from lsp_verify.arrange import arrange
 from lsp_verify.plan import Plan
 from lsp_verify.problems import make_sink
-from lsp_verify.problems.base import LineSink
+from lsp_verify.problems.base import LineSink, Problem
 from lsp_verify.record import Phase, Record, Trigger, record_for_plan
 from lsp_verify.runner import Hooks, RunResult, run_steps
 from lsp_verify.settings import Settings
@@ -64,37 +64,37 @@ async def execute_plan(
     cancel: asyncio.Event | None = None,
     on_line: Callable[[str], None] | None = None,
     on_spawn: Callable[[int], None] | None = None,
-    on_quick: Callable[[Record], None] | None = None,
+    on_problem: Callable[[Problem], None] | None = None,
 ) -> Record:
     """Run `plan` with `settings` and return its record; never raises for user errors.
+    `on_problem` hears of each located problem as soon as the output completes it.
 
     saved: the absolute path of the file whose save triggered the run. When it is a test
-    file the run collects, it runs alone first (`arrange.Quick`), and `on_quick` gets the
-    record of that phase when it fails, before the full command starts."""
+    file the run collects, it runs alone first (`arrange.Quick`): its failures reach
+    `on_problem` before the full command starts. The record is the plan's (its fingerprint
+    is the approved one) with the command as it ran, and each phase."""
     if plan.command is None:
         return record_for_plan(plan, trigger=trigger, outcome="no-plan", document=document)
     arranged = arrange(plan, settings.failed_first, saved)
-    full = _running(plan, arranged.command)
     phases: tuple[Phase, ...] = ()
     started: list[str] = []  # when the first phase started: the run's start
 
-    async def phase(name: Literal["quick", "full"], what: Plan) -> Record:
+    async def phase(name: Literal["quick", "full"], command: str) -> Record:
         nonlocal phases
         result = await run_plan(
-            what,
+            _running(plan, command),
             timeout_ms=settings.timeout_ms,
             tail_lines=settings.tail_lines,
-            sink=make_sink(plan.folder),
+            sink=make_sink(plan.folder, on_problem),
             on_line=on_line,
             cancel=cancel,
             on_spawn=on_spawn,
         )
-        assert what.command is not None
-        step = Phase(name, what.command, result.outcome, result.exit_code, result.duration_ms)
-        phases += (step,)
+        phases += (Phase(name, command, result.outcome, result.exit_code, result.duration_ms),)
         started.append(result.started_at)
         return record_for_plan(
-            what,
+            plan,
+            command=command,
             trigger=trigger,
             outcome=result.outcome,
             reason=result.reason,
@@ -110,17 +110,14 @@ async def execute_plan(
 
     quick = arranged.quick
     if quick is not None:
-        record = await phase("quick", _running(plan, quick.command))
+        record = await phase("quick", quick.command)
         if record.outcome in ("cancelled", "skipped"):
             return record
         # Exit 1 is pytest's "tests failed"; anything else (no tests, a usage error, a
         # timeout of this phase) is left for the full command to say.
-        if record.outcome == "failed" and record.exit_code == 1:
-            if quick.ends_run:
-                return dataclasses.replace(record, reason=ENDED_BY_QUICK)
-            if on_quick is not None:
-                on_quick(record)
-    return await phase("full", full)
+        if record.outcome == "failed" and record.exit_code == 1 and quick.ends_run:
+            return dataclasses.replace(record, reason=ENDED_BY_QUICK)
+    return await phase("full", arranged.command)
 
 
 def _running(plan: Plan, command: str) -> Plan:

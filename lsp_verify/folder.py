@@ -16,7 +16,7 @@ import os
 from collections import deque
 from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from lsp_verify.diagnostics import Diagnostics
 from lsp_verify.project_file import ProjectFile, load_project_file
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("lsp_verify")
 
 # Called with the URI of `.lsp-verify.toml` and its problems (message, 1-based line or None).
+Phase = Literal["gate", "waiting", "running"]
 ConfigProblems = Callable[[str, list[tuple[str, "int | None"]]], None]
 
 
@@ -84,6 +85,10 @@ class Folder:
         self.verifier = FolderVerifier(
             path, job, on_record=lambda r: on_record(self, r), on_state=lambda _: on_state(self)
         )
+        # Where the folder's current run is, for `verify/status`: "gate" until the trust gate
+        # lets it spawn (nothing to report yet: it may be declined at once), "waiting" while
+        # the approval question is open, "running" once it spawns.
+        self.phase: Phase = "gate"
         self.editor: ParsedSettings | None = None  # the editor's settings, once known
         self.ready = asyncio.Event()  # set while `editor` is current
         self._on_config = on_config
@@ -144,9 +149,12 @@ class Folder:
         """The folder's `verify/status` as it is now."""
         last = self.verifier.last_record
         plan = self._plan.plan if self._plan is not None else None
+        state: str = self.verifier.state
+        if state != "idle" and self.phase == "waiting":
+            state = "waiting"
         return {
             "folder": self.uri,
-            "state": self.verifier.state,
+            "state": state,
             "lastOutcome": last.outcome if last else None,
             "needsApproval": last is not None and last.outcome == "declined",
             "command": plan.command if plan else (last.command if last else None),
@@ -382,6 +390,9 @@ class Folders:
     # ----- status, log, lifetime -----
 
     def send_status(self, folder: Folder) -> None:
+        # A run still at the gate may be declined without a process: "running" would be untrue.
+        if folder.verifier.state != "idle" and folder.phase == "gate":
+            return
         if not self.closing:
             self.ui.send_status(folder.status())
 

@@ -42,7 +42,8 @@ class Plan:
     """What would run in a folder. `command is None` means there is no plan.
 
     folder: absolute path. manifest: relative to the folder, POSIX, or None.
-    fingerprint: "sha256:<hex>" of the manifest bytes, or None.
+    manifest_sha256: "sha256:<hex>" of the manifest bytes, or None (checked just before the
+    spawn); the plan's one fingerprint, which approvals are stored under, is `plan_fingerprint`.
     steps: the shell commands a run executes, in order (npm: pretest/test/posttest strings).
     snapshot: package.json's bytes for the npm path (which lifecycle scripts the steps are).
     env: extra environment for the run (npm_package_name, npm_package_version).
@@ -54,7 +55,7 @@ class Plan:
     command: str | None
     reason: str
     manifest: str | None
-    fingerprint: str | None
+    manifest_sha256: str | None
     steps: tuple[str, ...]
     snapshot: bytes | None = None
     env: tuple[tuple[str, str], ...] = ()
@@ -224,7 +225,7 @@ def _detected(root: Root, matches: list[tuple[str, Match]], rules: list[Rule]) -
         command=match.command,
         reason=reason,
         manifest=match.manifest,
-        fingerprint=fingerprint(data),
+        manifest_sha256=fingerprint(data),
         steps=match.steps or (match.command,),
         snapshot=data if match.snapshot else None,
         env=match.env,
@@ -241,7 +242,7 @@ def command_plan(folder: str, command: str, reason: str) -> Plan:
         command=command,
         reason=reason,
         manifest=None,
-        fingerprint=None,
+        manifest_sha256=None,
         steps=(command,),
     )
 
@@ -324,8 +325,9 @@ def _manifest_plan(
 
 
 def plan_to_json(plan: Plan) -> dict[str, object]:
-    """The explain object: folder, source, runner, command, reason, manifest, fingerprint, steps,
-    rules (each {runner, matched, why}). Snapshot and env stay out: they are bytes and
+    """The explain object: folder, source, runner, command, reason, manifest, fingerprint (the
+    plan's, as `approve` stores it; null without a plan), manifestSha256 (the manifest's bytes),
+    steps, rules (each {runner, matched, why}). Snapshot and env stay out: they are bytes and
     derived values a user does not need to read."""
     return {
         "folder": plan.folder,
@@ -334,7 +336,8 @@ def plan_to_json(plan: Plan) -> dict[str, object]:
         "command": plan.command,
         "reason": plan.reason,
         "manifest": plan.manifest,
-        "fingerprint": plan.fingerprint,
+        "fingerprint": plan_id(plan),
+        "manifestSha256": plan.manifest_sha256,
         "steps": list(plan.steps),
         "rules": [
             {"runner": rule.runner, "matched": rule.matched, "why": rule.why} for rule in plan.rules
@@ -351,11 +354,16 @@ def plan_fingerprint(plan: Plan) -> str:
 
     The folder is not part of it (the store keys by folder already); neither are the reason,
     the rules, nor the snapshot and env, which are derived from the manifest bytes that
-    `plan.fingerprint` already covers.
+    `plan.manifest_sha256` already covers.
     """
     return _fingerprint(
-        plan.source, plan.runner, plan.command, plan.steps, plan.manifest, plan.fingerprint
+        plan.source, plan.runner, plan.command, plan.steps, plan.manifest, plan.manifest_sha256
     )
+
+
+def plan_id(plan: Plan) -> str | None:
+    """The fingerprint every view shows (explain, the record, approve): None without a plan."""
+    return None if plan.command is None else plan_fingerprint(plan)
 
 
 @functools.lru_cache(maxsize=256)  # every save asks for the fingerprint of the same plan

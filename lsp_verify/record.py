@@ -61,6 +61,7 @@ class Record:
     runner: str | None = None
     manifest: str | None = None
     fingerprint: str | None = None
+    manifest_sha256: str | None = None
     steps: tuple[str, ...] = ()
     duration_ms: int = 0
     exit_code: int | None = None
@@ -93,6 +94,7 @@ class Record:
             "reason": self.reason,
             "manifest": self.manifest,
             "fingerprint": self.fingerprint,
+            "manifestSha256": self.manifest_sha256,
             "steps": list(self.steps),
             "trigger": self.trigger,
             "startedAt": self.started_at,
@@ -133,18 +135,24 @@ def record_for_plan(
     problems: tuple[Problem, ...] = (),
     failed_first: str | None = None,
     phases: tuple[Phase, ...] = (),
+    command: str | None = None,
 ) -> Record:
     """The record of a run of `plan`: by default one that never started (no plan, declined,
-    skipped before spawning); a finished run gives what its process did."""
+    skipped before spawning); a finished run gives what its process did. `command`: the
+    command as it ran, where lsp-verify arranged it (`--ff`); the fingerprint stays the plan's."""
+    from lsp_verify.plan import plan_id  # loaded by now: the plan exists
+
+    ran = command is not None and command != plan.command
     return Record(
         folder=plan.folder,
-        command=plan.command,
+        command=command if ran else plan.command,
         source=plan.source,
         runner=plan.runner,
         reason=reason if reason is not None else plan.reason,
         manifest=plan.manifest,
-        fingerprint=plan.fingerprint,
-        steps=plan.steps,
+        fingerprint=plan_id(plan),
+        manifest_sha256=plan.manifest_sha256,
+        steps=(command,) if ran and command is not None else plan.steps,
         trigger=trigger,
         started_at=started_at if started_at is not None else now_iso(),
         duration_ms=duration_ms,

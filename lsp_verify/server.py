@@ -20,6 +20,7 @@ from pygls.lsp.server import LanguageServer
 
 from lsp_verify import __version__
 from lsp_verify.diagnostics import CONFIG, VERIFY
+from lsp_verify.progress import RunProgress
 from lsp_verify.settings import LogLevel, parse_init_options
 from lsp_verify.transport import Transport
 from lsp_verify.uris import path_to_uri
@@ -28,7 +29,6 @@ from lsp_verify.workspace import Progress, Workspace
 log = logging.getLogger("lsp_verify")
 
 STATUS_METHOD = "verify/status"
-PROGRESS_INTERVAL = 0.2  # at most five progress reports a second
 _LEVELS = {
     "log": types.MessageType.Log,
     "info": types.MessageType.Info,
@@ -48,7 +48,7 @@ class VerifyServer(LanguageServer):
         )
         self.verify = Workspace(self)
         self.transport = Transport(self, self)
-        self._cancels: dict[str, asyncio.Event] = {}  # progress token -> its run's cancel
+        self.cancels: dict[str, asyncio.Event] = {}  # progress token -> its run's cancel
 
     def has(self, capability: str) -> bool:
         """Whether the client declared a capability (a dotted path, as pygls spells it)."""
@@ -85,6 +85,10 @@ class VerifyServer(LanguageServer):
     def send_status(self, status: dict[str, Any]) -> None:
         self.transport.send_json(STATUS_METHOD, status)
 
+    def send_output(self, payload: dict[str, Any]) -> None:
+        if not self.verify.closing:
+            self.transport.send_json("verify/output", payload)
+
     def log(self, text: str, level: LogLevel = "log") -> None:
         self.window_log_message(types.LogMessageParams(type=_LEVELS[level], message=text))
 
@@ -92,6 +96,21 @@ class VerifyServer(LanguageServer):
         self.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Warning, message=text)
         )
+
+    def show_info(self, text: str) -> None:
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=text))
+
+    def show_document(self, uri: str, line: int | None = None, character: int = 0) -> bool:
+        """Ask the client to open `uri` (at a line); False when it cannot."""
+        if not self.has("window.show_document.support"):
+            return False
+        selection = None
+        if line is not None:
+            at = types.Position(line=line, character=character)
+            selection = types.Range(start=at, end=at)
+        params = types.ShowDocumentParams(uri=uri, take_focus=True, selection=selection)
+        self.protocol.send_request(types.WINDOW_SHOW_DOCUMENT, params)
+        return True
 
     def can_ask(self) -> bool:
         return self.has("window.show_message")
@@ -113,7 +132,7 @@ class VerifyServer(LanguageServer):
     def begin_progress(self, command: str, cancel: asyncio.Event) -> Progress | None:
         if not self.has("window.work_done_progress"):
             return None
-        return _Progress(self, command, cancel)
+        return RunProgress(self, command, cancel)
 
     def refresh_pulls(self) -> None:
         if self.has("workspace.diagnostics.refresh_support"):
@@ -151,40 +170,6 @@ class VerifyServer(LanguageServer):
             )
         except Exception as exc:  # a client that refuses: saves still work
             self.verify.log(f"could not register file watchers: {exc}")
-
-
-class _Progress:
-    """A run's work-done progress: begin with the command, the latest output line at most
-    every PROGRESS_INTERVAL, end with the outcome. Cancellable from the client."""
-
-    def __init__(self, server: VerifyServer, command: str, cancel: asyncio.Event) -> None:
-        self.server = server
-        self.token = f"verify-{uuid.uuid4().hex}"
-        self.last = 0.0
-        server._cancels[self.token] = cancel
-        progress = server.work_done_progress
-        # Not awaited: the command starts at once; the client sees create before begin anyway.
-        progress.create(self.token)
-        progress.begin(
-            self.token,
-            types.WorkDoneProgressBegin(title="verify", message=command, cancellable=True),
-        )
-
-    def line(self, text: str) -> None:
-        now = asyncio.get_running_loop().time()
-        if text.strip() and now - self.last >= PROGRESS_INTERVAL and not self.server.verify.closing:
-            self.last = now
-            self.server.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(message=text[:200], cancellable=True)
-            )
-
-    def end(self, outcome: str) -> None:
-        self.server._cancels.pop(self.token, None)
-        self.server.work_done_progress.tokens.pop(self.token, None)
-        if not self.server.verify.closing:
-            self.server.work_done_progress.end(
-                self.token, types.WorkDoneProgressEnd(message=outcome)
-            )
 
 
 SERVER = VerifyServer()
@@ -271,7 +256,7 @@ def did_change_watched(ls: VerifyServer, params: types.DidChangeWatchedFilesPara
 
 @SERVER.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
 def progress_cancel(ls: VerifyServer, params: types.WorkDoneProgressCancelParams) -> None:
-    cancel = ls._cancels.get(str(params.token))
+    cancel = ls.cancels.get(str(params.token))
     if cancel is not None:
         cancel.set()
 
@@ -351,6 +336,48 @@ async def approve(ls: VerifyServer, *args: Any) -> Any:
 async def revoke(ls: VerifyServer, *args: Any) -> Any:
     folder, _ = ls.verify.target(uri_argument(args))
     return await ls.verify.revoke(folder) if folder else None
+
+
+@SERVER.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+)
+def code_action(ls: VerifyServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    from lsp_verify.actions import code_actions
+
+    uri = params.text_document.uri
+    folder, _ = ls.verify.target(uri)
+    if folder is None:
+        return []
+    return code_actions(uri, folder.uri, params.context.diagnostics)
+
+
+@SERVER.command("verify.showRun")
+def show_run(ls: VerifyServer, *args: Any) -> Any:
+    from lsp_verify import actions
+
+    folder, _ = ls.verify.target(uri_argument(args))
+    return actions.show_run(folder.verifier.last_record if folder else None, ls)
+
+
+@SERVER.command("verify.showPlan")
+async def show_plan(ls: VerifyServer, *args: Any) -> Any:
+    from lsp_verify import actions
+    from lsp_verify.trust import describe
+
+    folder, _ = await ls.verify.ready_target(uri_argument(args))
+    if folder is not None:
+        plan = folder.plan()
+        actions.show_plan(describe(plan) if plan.command else [plan.reason], ls)
+    return None
+
+
+@SERVER.command("verify.showLocation")
+def show_location(ls: VerifyServer, *args: Any) -> Any:
+    from lsp_verify.actions import location_arguments
+
+    where = location_arguments(args)
+    return ls.show_document(*where) if where is not None else False
 
 
 def uri_argument(args: Sequence[Any]) -> str | None:

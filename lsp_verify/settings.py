@@ -295,24 +295,26 @@ LogLevel = Literal["log", "info", "warning", "error"]
 # Code shows pushed and pulled diagnostics in separate lists and only pushes reach files
 # that are not open.
 DiagnosticMode = Literal["auto", "push", "pull"]
-_OPTION_KEYS = ("workspaceTrusted", "diagnosticMode")
+_OPTION_KEYS = ("workspaceTrusted", "diagnosticMode", "liveOutput")
 
 
 @dataclass(frozen=True)
 class InitOptions:
     """initializationOptions: the `verify` settings (a section or the bare keys), whether
     the client trusts the workspace, and how diagnostics reach it. `pull` is decided once
-    the client's capabilities are known."""
+    the client's capabilities are known. `live_output`: the client asked for each run's
+    output as it streams (`verify/output` notifications)."""
 
     settings: object = None
     trusted: bool = True
     mode: DiagnosticMode = "auto"
     pull: bool = False
+    live_output: bool = False
 
 
 def parse_init_options(options: object, client_pulls: bool) -> InitOptions:
-    """initializationOptions: `{"verify": {...}, "workspaceTrusted": .., "diagnosticMode": ..}`,
-    or the settings keys bare beside the two flags, or a bare command string."""
+    """initializationOptions: `{"verify": {...}, "workspaceTrusted": .., "diagnosticMode": ..,
+    "liveOutput": ..}`, or the settings keys bare beside the flags, or a bare command string."""
     trusted = _trusted_flag(options)
     mode: DiagnosticMode = "auto"
     value = options
@@ -325,7 +327,8 @@ def parse_init_options(options: object, client_pulls: bool) -> InitOptions:
         else:
             value = {k: v for k, v in options.items() if k not in _OPTION_KEYS} or None
     pull = mode == "pull" or (mode == "auto" and client_pulls)
-    return InitOptions(value, True if trusted is None else trusted, mode, pull)
+    live = isinstance(options, dict) and options.get("liveOutput") is True
+    return InitOptions(value, True if trusted is None else trusted, mode, pull, live)
 
 
 def apply_config_change(options: InitOptions, settings: object) -> InitOptions:

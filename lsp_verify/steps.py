@@ -74,8 +74,8 @@ def prepared(plan: Plan) -> Ready:
     manifest = plan.manifest
     if (
         manifest is not None
-        and plan.fingerprint is not None
-        and _fingerprint_of(os.path.join(folder, manifest)) != plan.fingerprint
+        and plan.manifest_sha256 is not None
+        and _fingerprint_of(os.path.join(folder, manifest)) != plan.manifest_sha256
     ):
         return Ready((), skip=f"manifest changed: {manifest}")
     return Ready((Step(plan.command, env, folder),))

@@ -30,8 +30,10 @@ from lsp_verify.verifier import RunRequest
 from lsp_verify.watched import trigger_changed
 
 if TYPE_CHECKING:
+    from lsp_verify.live_output import OutputStream
     from lsp_verify.plan import Plan
     from lsp_verify.settings import Settings
+    from lsp_verify.streaming import LiveProblems
 
 log = logging.getLogger("lsp_verify")
 
@@ -52,6 +54,7 @@ class UI(Protocol):
 
     def publish(self, uri: str, payloads: list[bytes]) -> None: ...
     def send_status(self, status: dict[str, Any]) -> None: ...
+    def send_output(self, payload: dict[str, Any]) -> None: ...
     def log(self, text: str, level: LogLevel = "log") -> None: ...
     def show_warning(self, text: str) -> None: ...
     def can_ask(self) -> bool: ...
@@ -146,7 +149,10 @@ class Workspace(Folders):
             return record_for_plan(
                 plan, trigger=request.trigger, outcome="no-plan", document=request.document
             )
-        refusal = await self._approve(folder, plan, settings, request)
+        try:
+            refusal = await self._approve(folder, plan, settings, request)
+        finally:
+            folder.phase = "gate"
         if refusal is not None or request.cancel.is_set():
             return record_for_plan(
                 plan,
@@ -155,10 +161,19 @@ class Workspace(Folders):
                 reason=refusal,
                 document=request.document,
             )
+        folder.phase = "running"
+        self.send_status(folder)
         progress = self.ui.begin_progress(plan.command, request.cancel)
         outcome = "cancelled"
         span: list[float | None] = [time.time(), None]
         folder.run_spans.append(span)
+        live = self._live_problems(folder)
+        output = self._output_stream(folder, plan.command, request.trigger)
+        listeners: list[Callable[[str], None]] = []
+        if progress is not None:
+            listeners.append(progress.line)
+        if output is not None:
+            listeners.append(output.line)
         try:
             record = await execute_plan(
                 plan,
@@ -167,12 +182,21 @@ class Workspace(Folders):
                 document=request.document,
                 saved=_saved_path(request),
                 cancel=request.cancel,
-                on_line=progress.line if progress else None,
-                on_quick=self._on_quick,
+                on_line=_each(listeners),
+                on_problem=live.add,
             )
             outcome = record.outcome
+            if output is not None:
+                output.end(record)
             return record
         finally:
+            # Before the record is delivered: no streamed batch may land after the final layer.
+            live.close()
+            if output is not None:
+                output.close()
+            if outcome not in ("passed", "failed", "timed-out"):
+                live.withdraw()
+            folder.phase = "gate"
             span[1] = time.time()
             if progress is not None:
                 progress.end(outcome)
@@ -204,6 +228,8 @@ class Workspace(Folders):
             return f"this editor cannot answer a question; {HOW_TO_APPROVE}"
         actions = [RUN_ONCE, *([ALWAYS] if decision.offer_always else []), DONT_RUN]
         text = "verify wants to run a command from this repository:\n" + "\n".join(describe(plan))
+        folder.phase = "waiting"
+        self.send_status(folder)
         title = await self.ui.ask(text, actions)
         # Saves that came while the question was open are answered by this run.
         request.absorb()
@@ -217,6 +243,25 @@ class Workspace(Folders):
         if title == DONT_RUN:
             return f"you chose not to run it; {HOW_TO_APPROVE}"
         return f"the question was dismissed; {HOW_TO_APPROVE}"
+
+    def _output_stream(self, folder: Folder, command: str, trigger: str) -> OutputStream | None:
+        """The run's output for a client that opted in (`liveOutput`), else None."""
+        if not self.options.live_output:
+            return None
+        from lsp_verify.live_output import OutputStream
+
+        return OutputStream(self.ui.send_output, folder.uri, command, trigger)
+
+    def _live_problems(self, folder: Folder) -> LiveProblems:
+        """Streams a run's located failures to the editor while it goes (pull clients are
+        asked to pull again)."""
+        from lsp_verify.streaming import LiveProblems
+
+        def on_batch() -> None:
+            if self.options.pull and not self.closing:
+                self.ui.refresh_pulls()
+
+        return LiveProblems(folder.path, self.diagnostics, self.line_text, on_batch=on_batch)
 
     # ----- results -----
 
@@ -233,10 +278,6 @@ class Workspace(Folders):
         if self.options.pull and not self.closing:
             self.ui.refresh_pulls()
         self.log(log_line(record), "warning" if record.failed else "info")
-
-    def _on_quick(self, record: Record) -> None:
-        """The saved test file failed when run alone: its located failures show at once."""
-        self.diagnostics.add_verify(record_entries(record, None, self.line_text))
 
     def _replace_verify_layer(self, folder: Folder, entries: dict[str, list[Any]]) -> None:
         def in_folder(uri: str) -> bool:
@@ -264,3 +305,17 @@ def _saved_path(request: RunRequest) -> str | None:
     if request.trigger != "save" or request.document is None:
         return None
     return uri_to_path(request.document)
+
+
+def _each(listeners: list[Callable[[str], None]]) -> Callable[[str], None] | None:
+    """One line callback that feeds every listener (None when there are none)."""
+    if not listeners:
+        return None
+    if len(listeners) == 1:
+        return listeners[0]
+
+    def feed(text: str) -> None:
+        for listener in listeners:
+            listener(text)
+
+    return feed

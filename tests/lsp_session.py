@@ -31,6 +31,7 @@ class Session:
         self.root = root
         self.publishes: list[tuple[str, list[types.Diagnostic]]] = []
         self.statuses: list[dict[str, Any]] = []
+        self.outputs: list[dict[str, Any]] = []  # verify/output, for clients with liveOutput
         self.questions: list[types.ShowMessageRequestParams] = []
         self.registrations: list[types.Registration] = []
         self.server_capabilities: types.ServerCapabilities | None = None
@@ -144,6 +145,10 @@ async def session(
         @client.feature("verify/status")
         def status(c: LanguageClient, params: Any) -> None:
             holder["s"].statuses.append(_plain(params))
+
+        @client.feature("verify/output")
+        def output(c: LanguageClient, params: Any) -> None:
+            holder["s"].outputs.append(_plain(params))
 
         @client.feature(types.CLIENT_REGISTER_CAPABILITY)
         def register(c: LanguageClient, params: types.RegistrationParams) -> None:

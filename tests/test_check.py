@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -249,3 +250,40 @@ def test_on_a_terminal_severity_is_coloured_unless_no_color(
     else:
         assert "\x1b[33mwarning:\x1b[0m unused variable x" in seen
         assert "\x1b[31merror:\x1b[0m expected semicolon" in seen
+
+
+ELAPSED = re.compile(r"\r\x1b\[K +\d+\.\ds  ")
+
+
+@pytest.mark.parametrize(
+    ("how", "shown"),
+    [
+        ("terminal", True),
+        ("NO_COLOR", False),
+        ("--json", False),
+        ("stderr piped", False),
+        ("short run", False),
+    ],
+)
+def test_the_elapsed_line_shows_on_a_terminal_only_while_a_long_run_goes(
+    folder: Path, tmp_path: Path, how: str, shown: bool
+) -> None:
+    command = "echo started; sleep 0.05" if how == "short run" else "echo started; sleep 1.6"
+    argv = [sys.executable, "-m", "lsp_verify", "check", str(folder), "--command", command]
+    env = server_env(tmp_path, {"NO_COLOR": "1"} if how == "NO_COLOR" else {})
+    if how != "NO_COLOR":
+        env.pop("NO_COLOR", None)
+    if how == "--json":
+        argv.append("--json")
+    if how == "stderr piped":
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        seen = done.stdout + done.stderr
+    else:
+        seen = run_on_a_terminal(argv, env)
+    assert "started" in seen or how == "--json"
+    assert bool(ELAPSED.search(seen)) == shown, repr(seen)
+    if shown:
+        # The line names the latest output, and is wiped before the report.
+        assert "s  started" in seen
+        assert -1 < seen.rfind("\r\x1b[K") < seen.find("verify passed")

@@ -29,3 +29,19 @@ def test_a_reader_that_goes_away_gives_no_traceback(tmp_path: Path) -> None:
         os.close(write_end)
     assert b"Traceback" not in done.stderr
     assert done.returncode == 1
+
+
+def test_version_prints_the_package_version() -> None:
+    import lsp_verify
+
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_verify", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        f"lsp-verify {lsp_verify.__version__}\n",
+        "",
+    )

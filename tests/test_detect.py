@@ -51,7 +51,7 @@ def check_invariants(plan: Plan) -> None:
     matched = [r.runner for r in plan.rules if r.matched]
     if plan.command is None:
         assert plan.source is None and plan.runner is None and not matched
-        assert plan.steps == () and plan.manifest is None and plan.fingerprint is None
+        assert plan.steps == () and plan.manifest is None and plan.manifest_sha256 is None
     else:
         winner = plan.runner if plan.source == "detected" else plan.source
         if plan.source == "workspace-settings":
@@ -430,15 +430,15 @@ def test_fingerprint_and_snapshot(tmp_path: Path, name: str, content: str, snaps
     plan = make_plan(str(tmp_path))
     assert plan.manifest == name
     data = (tmp_path / name).read_bytes()
-    assert plan.fingerprint == "sha256:" + hashlib.sha256(data).hexdigest()
+    assert plan.manifest_sha256 == "sha256:" + hashlib.sha256(data).hexdigest()
     assert plan.snapshot == (data if snapshot else None)
 
 
 def test_fingerprint_follows_the_bytes(tmp_path: Path) -> None:
     write(tmp_path, {"Makefile": MAKE_TEST})
-    before = make_plan(str(tmp_path)).fingerprint
+    before = make_plan(str(tmp_path)).manifest_sha256
     write(tmp_path, {"Makefile": MAKE_TEST + "# changed\n"})
-    assert make_plan(str(tmp_path)).fingerprint != before
+    assert make_plan(str(tmp_path)).manifest_sha256 != before
 
 
 # --- sources and their precedence (acceptance 2) ---------------------------------------------
@@ -463,7 +463,7 @@ def test_precedence_settings_project_file_script_detection(tmp_path: Path) -> No
     plan = make_plan(str(tmp_path), editor)
     check_invariants(plan)
     assert (plan.source, plan.command) == ("settings", "just test")
-    assert plan.runner is None and plan.manifest is None and plan.fingerprint is None
+    assert plan.runner is None and plan.manifest is None and plan.manifest_sha256 is None
     assert plan.steps == ("just test",)
     assert rule(plan, "project-file").matched  # evaluated, listed as not used
 
@@ -472,7 +472,7 @@ def test_precedence_settings_project_file_script_detection(tmp_path: Path) -> No
     assert (plan.source, plan.command) == ("project-file", "make check")
     project_bytes = (tmp_path / ".lsp-verify.toml").read_bytes()
     assert plan.manifest == ".lsp-verify.toml"
-    assert plan.fingerprint == "sha256:" + hashlib.sha256(project_bytes).hexdigest()
+    assert plan.manifest_sha256 == "sha256:" + hashlib.sha256(project_bytes).hexdigest()
     assert plan.runner is None and plan.steps == ("make check",)
 
     (tmp_path / ".lsp-verify.toml").unlink()
@@ -482,7 +482,7 @@ def test_precedence_settings_project_file_script_detection(tmp_path: Path) -> No
     assert plan.manifest == ".gptme/verify-completion.sh"
     assert plan.command == "./.gptme/verify-completion.sh"
     script_bytes = (tmp_path / ".gptme" / "verify-completion.sh").read_bytes()
-    assert plan.fingerprint == "sha256:" + hashlib.sha256(script_bytes).hexdigest()
+    assert plan.manifest_sha256 == "sha256:" + hashlib.sha256(script_bytes).hexdigest()
 
     (tmp_path / ".gptme" / "verify-completion.sh").chmod(0o644)
     plan = make_plan(str(tmp_path))

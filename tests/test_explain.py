@@ -25,6 +25,7 @@ SPEC_KEYS = {
     "reason",
     "manifest",
     "fingerprint",
+    "manifestSha256",
     "steps",
     "rules",
 }
@@ -47,7 +48,7 @@ def test_plan_to_json_has_exactly_spec_keys() -> None:
         command="npm test",
         reason="Detected npm.",
         manifest="package.json",
-        fingerprint="sha256:ab",
+        manifest_sha256="sha256:ab",
         steps=("a", "b"),
         snapshot=b"{}",
         env=(("npm_package_name", "x"),),
@@ -210,7 +211,7 @@ def test_explain_returns_for_arbitrary_manifest_bytes(files: dict[str, bytes]) -
             assert matched == []
         else:
             assert matched[0] == (plan.runner or plan.source)
-            assert plan.fingerprint is not None
+            assert plan.manifest_sha256 is not None
             assert plan.steps
 
 

@@ -43,7 +43,7 @@ def plan_for(folder: Path | str, command: str | None, **fields: object) -> Plan:
         "command": command,
         "reason": "test",
         "manifest": None,
-        "fingerprint": None,
+        "manifest_sha256": None,
         "steps": (command,) if command else (),
     }
     values.update(fields)
@@ -559,7 +559,7 @@ def npm_plan(folder: Path, scripts: dict[str, str], **fields: object) -> Plan:
         "source": "detected",
         "runner": "npm",
         "manifest": "package.json",
-        "fingerprint": sha(snapshot),
+        "manifest_sha256": sha(snapshot),
         "steps": tuple(scripts[n] for n in names),
         "snapshot": snapshot,
         "env": (("npm_package_name", "demo"), ("npm_package_version", "1.2.3")),
@@ -640,7 +640,7 @@ async def test_makefile_runs_in_place_as_typed(tmp_path: Path) -> None:
         source="detected",
         runner="make",
         manifest="Makefile",
-        fingerprint=sha(planned),
+        manifest_sha256=sha(planned),
     )
     bare = subprocess.run(["make", "test"], cwd=folder, capture_output=True, text=True)
     result = await run_plan(plan, timeout_ms=10_000, tail_lines=40)
@@ -669,7 +669,7 @@ async def test_pytest_ini_runs_in_place_as_typed(tmp_path: Path) -> None:
         source="detected",
         runner="pytest",
         manifest="pytest.ini",
-        fingerprint=sha(planned),
+        manifest_sha256=sha(planned),
     )
     result = await run_plan(plan, timeout_ms=10_000, tail_lines=40)
     assert result.tail == ("args: ",)
@@ -696,7 +696,7 @@ async def test_changed_manifest_is_skipped(
         source="detected" if runner_name else "project-file",
         runner=runner_name,
         manifest=manifest,
-        fingerprint=sha(original),
+        manifest_sha256=sha(original),
     )
     unchanged = await run_plan(plan, timeout_ms=5000, tail_lines=5)
     assert (unchanged.outcome, unchanged.exit_code) == ("passed", 0)
@@ -724,7 +724,7 @@ async def test_changed_script_is_skipped(tmp_path: Path) -> None:
         ".gptme/verify-completion.sh",
         source="script",
         manifest=".gptme/verify-completion.sh",
-        fingerprint=sha(script.read_bytes()),
+        manifest_sha256=sha(script.read_bytes()),
     )
     assert (await run_plan(plan, timeout_ms=5000, tail_lines=5)).tail == ("planned",)
     script.write_text("#!/bin/sh\necho edited\n")
@@ -739,7 +739,11 @@ async def test_npm_background_jobs_of_pretest_live_until_the_run_ends(
     """`"pretest": "node server.js &"`: under npm the server is still there for `test`; so
     it is here, and it dies with the run at its end, as every process of a run does."""
     server = f"sh -c 'while :; do date +%s%N > beat; sleep 0.02; done' {token} &"
-    beating = 'a=$(cat beat); sleep 0.3; b=$(cat beat); [ "$a" != "$b" ] && echo'
+    # The first beat may come after `test` starts (so it would under npm): wait for it.
+    beating = (
+        "until [ -s beat ]; do sleep 0.01; done; a=$(cat beat); sleep 0.3; b=$(cat beat);"
+        ' [ "$a" != "$b" ] && echo'
+    )
     plan = npm_plan(
         tmp_path,
         {"pretest": server, "test": f"{beating} server up", "posttest": f"{beating} still up"},

@@ -93,6 +93,40 @@ async def test_dont_run_declines_and_stays_quiet(project: Path, state: Path) -> 
         assert runs(project) == 1
 
 
+async def test_status_says_waiting_while_asked_and_never_running_when_declined(
+    project: Path, state: Path
+) -> None:
+    async with session(project, state=state) as s:
+        seen_while_asked: list[list[str]] = []
+
+        def answer(params: types.ShowMessageRequestParams) -> str:
+            seen_while_asked.append([x["state"] for x in s.statuses])
+            return DONT_RUN
+
+        s.answer = answer
+        await save_and_settle(s, 1)
+        # While the question was open the folder said it waits for an answer; no process ran.
+        assert seen_while_asked == [["idle", "waiting"]]
+        assert [x["state"] for x in s.statuses] == ["idle", "waiting", "idle"]
+        assert s.statuses[-1]["lastOutcome"] == "declined"
+        assert s.statuses[-1]["needsApproval"] is True
+        # A stored "Don't run": later saves are declined at once, never reported as running.
+        before = len(s.statuses)
+        await save_and_settle(s, 2)
+        await save_and_settle(s, 3)
+        later = s.statuses[before:]
+        assert [x["state"] for x in later] == ["idle", "idle"]
+        assert all(x["lastOutcome"] == "declined" and x["needsApproval"] for x in later)
+        assert runs(project) == 0
+        # Once answered "Run once" the same folder reports waiting, then running, then idle.
+        s.answer = lambda params: RUN_ONCE
+        before = len(s.statuses)
+        record = await s.command("verify.runNow")
+        assert record["outcome"] == "failed" and runs(project) == 1
+        await s.wait_for(lambda: len(s.statuses) >= before + 3, what="three statuses")
+        assert [x["state"] for x in s.statuses[before:]] == ["waiting", "running", "idle"]
+
+
 @pytest.mark.parametrize("how", ["null answer", "no showMessageRequest support"])
 async def test_a_client_that_cannot_answer_gets_declined(
     project: Path, state: Path, how: str

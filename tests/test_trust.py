@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import stat
@@ -59,7 +60,7 @@ def make(folder: Path | str, **changes: Any) -> Plan:
         command="make test",
         reason="Makefile has a test rule",
         manifest="Makefile",
-        fingerprint="sha256:" + "a" * 64,
+        manifest_sha256="sha256:" + "a" * 64,
         steps=("make test",),
         snapshot=b"test:\n\ttrue\n",
     )
@@ -94,7 +95,7 @@ def test_fingerprint_is_a_sha256(workspace: Path) -> None:
     [
         {"command": "make check"},
         {"steps": ("make test", "make lint")},
-        {"fingerprint": "sha256:" + "b" * 64},
+        {"manifest_sha256": "sha256:" + "b" * 64},
         {"source": "project-file"},
         {"manifest": "GNUmakefile"},
         {"runner": "tox"},
@@ -743,6 +744,41 @@ def test_cli_approve_with_the_real_planner(
     (workspace / manifest).write_text(text + "# edited\n")
     assert run_cli(capsys, "approve", str(workspace))[0] == 0
     assert len({d.fingerprint for d in TrustStore().decisions()}) == 2
+
+
+@pytest.mark.parametrize(
+    ("manifest", "text"),
+    [
+        (".lsp-verify.toml", 'command = "true"\n'),
+        ("Makefile", "test:\n\ttrue\n"),
+        ("package.json", '{"scripts": {"pretest": "true", "test": "true"}}'),
+    ],
+)
+def test_one_plan_shows_one_fingerprint_in_every_view(
+    capsys: pytest.CaptureFixture[str], workspace: Path, manifest: str, text: str
+) -> None:
+    # explain, approve (printed and stored), approvals and check's record name the same plan
+    # by the same fingerprint; the manifest's own sha256 is a separate, named field.
+    (workspace / manifest).write_text(text)
+    status, out, _ = run_cli(capsys, "explain", str(workspace))
+    assert status == 0
+    explained = json.loads(out)
+    shown = explained["fingerprint"]
+    assert shown.startswith("sha256:")
+    data = (workspace / manifest).read_bytes()
+    assert explained["manifestSha256"] == "sha256:" + hashlib.sha256(data).hexdigest() != shown
+    status, out, _ = run_cli(capsys, "approve", str(workspace))
+    assert status == 0 and f"fingerprint: {shown}" in out
+    assert [d.fingerprint for d in TrustStore().decisions()] == [shown]
+    status, out, _ = run_cli(capsys, "approvals", str(workspace))
+    assert json.loads(out)["fingerprint"] == shown
+    status, out, _ = run_cli(capsys, "check", "--json", str(workspace))
+    record = json.loads(out)
+    assert (status, record["fingerprint"], record["manifestSha256"]) == (
+        0,
+        shown,
+        explained["manifestSha256"],
+    )
 
 
 def test_cli_approve_with_the_real_planner_and_no_plan(

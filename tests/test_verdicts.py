@@ -115,6 +115,53 @@ def npm_pre_post_init_cwd(folder: Path, failing: bool) -> str:
     return "npm test"
 
 
+def fake_tool(bin_dir: Path, name: str, status: int) -> None:
+    """An installed tool, as the package manager links it into a node_modules/.bin."""
+    tool = bin_dir / name
+    tool.parent.mkdir(parents=True, exist_ok=True)
+    tool.write_text(f"#!/bin/sh\necho {name} ran in $PWD\nexit {status}\n")
+    tool.chmod(0o755)
+
+
+def yarn_workspace(folder: Path, failing: bool) -> str:
+    """A yarn (classic) workspace: tools hoisted to the root, a pretest that yarn runs too."""
+    root = folder.parent.parent
+    write(root, {"package.json": '{"private": true, "workspaces": ["packages/*"]}'})
+    fake_tool(root / "node_modules" / ".bin", "hoisted-tool", 1 if failing else 0)
+    write(
+        folder,
+        {
+            "package.json": '{"name": "a", "version": "1.0.0", "scripts": {'
+            '"pretest": "echo ready > fixture.txt", "test": "grep -q ready fixture.txt && '
+            'hoisted-tool"}}'
+        },
+    )
+    return "yarn test"
+
+
+def pnpm_workspace(folder: Path, failing: bool) -> str:
+    """A pnpm workspace: the package's own tools linked in its node_modules/.bin, shared ones
+    at the root."""
+    root = folder.parent.parent
+    write(
+        root,
+        {
+            "package.json": '{"private": true}',
+            "pnpm-workspace.yaml": 'packages:\n  - "packages/*"\n',
+        },
+    )
+    fake_tool(root / "node_modules" / ".bin", "root-tool", 0)
+    fake_tool(folder / "node_modules" / ".bin", "own-tool", 1 if failing else 0)
+    write(
+        folder,
+        {
+            "package.json": '{"name": "a", "version": "1.0.0", "scripts": {"test": '
+            '"root-tool && own-tool"}}'
+        },
+    )
+    return "pnpm test"
+
+
 def make_include(folder: Path, failing: bool) -> str:
     write(
         folder,
@@ -173,6 +220,8 @@ LAYOUTS: dict[str, tuple[Layout, str | None]] = {
     "import-mode importlib": (import_mode, None),
     "npm hoisted tool": (npm_hoisted, "npm"),
     "npm pre/post and INIT_CWD": (npm_pre_post_init_cwd, "npm"),
+    "yarn workspace hoisted tool": (yarn_workspace, "yarn"),
+    "pnpm workspace own and root tools": (pnpm_workspace, "pnpm"),
     "Makefile include": (make_include, "make"),
     "Makefile MAKEFILE_LIST": (make_list, "make"),
     "Makefile -C sub-make": (make_sub, "make"),
@@ -180,9 +229,23 @@ LAYOUTS: dict[str, tuple[Layout, str | None]] = {
 }
 
 
+def node_tools_bin() -> str | None:
+    """Where tests/tools/install-node-tools.sh put yarn and pnpm, if it ran."""
+    tools = os.environ.get("LSP_VERIFY_NODE_TOOLS")
+    return os.path.join(tools, "node_modules", ".bin") if tools else None
+
+
+def find_tool(tool: str) -> str | None:
+    extra = node_tools_bin()
+    path = os.pathsep.join(p for p in (extra, os.environ.get("PATH")) if p)
+    return shutil.which(tool, path=path)
+
+
 def env_for(state: Path, folder: Path) -> dict[str, str]:
     env = server_env(state, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
-    env["PATH"] = BIN + os.pathsep + env.get("PATH", os.defpath)
+    extra = [p for p in (BIN, node_tools_bin()) if p]
+    env["PATH"] = os.pathsep.join([*extra, env.get("PATH", os.defpath)])
+    env["CI"] = "true"  # pnpm asks nothing
     env["CARGO_TARGET_DIR"] = str(folder.parent / "target")  # built once for both states
     env.pop("INIT_CWD", None)
     return env
@@ -236,7 +299,7 @@ def test_the_verdict_is_the_bare_commands(
     tmp_path: Path, state: Path, layout: str, failing: bool
 ) -> None:
     make, tool = LAYOUTS[layout]
-    if tool is not None and shutil.which(tool) is None:
+    if tool is not None and find_tool(tool) is None:
         pytest.skip(f"{tool} is not installed")
     folder = tmp_path / "ws" / "packages" / "a"
     folder.mkdir(parents=True)
@@ -257,7 +320,7 @@ def test_the_verdict_is_the_bare_commands(
     said = check.stdout + check.stderr
     record = through_the_server(folder, state, env)
 
-    if tool == "npm":
+    if tool in ("npm", "yarn", "pnpm"):
         # npm adds its own exit code on a failing script; the script's is what we run.
         assert (check.returncode != 0) == failing, said
         assert (record["exitCode"] != 0) == failing, record

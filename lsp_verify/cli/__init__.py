@@ -1,4 +1,5 @@
-"""Command line: `serve` (default), `explain`, `check`, `approve`, `revoke`, `approvals`."""
+"""Command line: `serve` (default), `explain`, `check`, `approve`, `revoke`, `approvals`,
+and `--version`."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="lsp-verify",
         description="Run a project's own verification command and report what failed.",
     )
+    from lsp_verify import __version__
+
+    parser.add_argument("--version", action="version", version=f"lsp-verify {__version__}")
     sub = parser.add_subparsers(dest="cmd")
     serve = sub.add_parser("serve", help="speak LSP on stdio (the default)")
     serve.add_argument("--stdio", action="store_true", help="accepted for editors that pass it")

@@ -70,7 +70,8 @@ def check_main(args: argparse.Namespace) -> int:
         return EXIT_NO_PLAN
 
     claim_children()
-    progress = _Progress(sys.stdout) if sys.stdout.isatty() and not args.json else None
+    # The elapsed line goes to a terminal's stderr, so that stdout stays the report alone.
+    progress = _Progress(sys.stderr) if wants_colour(sys.stderr) and not args.json else None
     try:
         record = asyncio.run(_run(plan, settings, progress))
     finally:
@@ -177,19 +178,24 @@ def _print_text(record: Record, out: TextIO) -> None:
 
 
 class _Progress:
-    """One self-rewriting terminal line: elapsed time and the latest output line."""
+    """One self-rewriting terminal line, once a run has gone on for `AFTER` seconds: elapsed
+    time and the latest output line. Only on a terminal, never with NO_COLOR or --json."""
+
+    AFTER = 1.0
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.command = ""
         self.latest = ""
         self.started = time.monotonic()
+        self.drawn = False
 
     def line(self, text: str) -> None:
         if text.strip():
             self.latest = text.strip()
 
     async def tick(self) -> None:
+        await asyncio.sleep(self.AFTER)
         while True:
             self.draw()
             await asyncio.sleep(0.1)
@@ -200,7 +206,9 @@ class _Progress:
         text = f"{elapsed:6.1f}s  {self.latest or self.command}"
         self.out.write("\r\x1b[K" + text[: max(10, width - 1)])
         self.out.flush()
+        self.drawn = True
 
     def clear(self) -> None:
-        self.out.write("\r\x1b[K")
-        self.out.flush()
+        if self.drawn:
+            self.out.write("\r\x1b[K")
+            self.out.flush()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import replace
+from typing import Callable
 
 from .base import LineSink, NullSink, Problem, Related
 from .gcc import GccMatcher
@@ -62,8 +63,15 @@ class ProblemCollector:
     `errors`.
     """
 
-    def __init__(self, folder: str, limit: int = DEFAULT_LIMIT) -> None:
+    def __init__(
+        self,
+        folder: str,
+        limit: int = DEFAULT_LIMIT,
+        on_problem: Callable[[Problem], None] | None = None,
+    ) -> None:
         self.folder = folder
+        # Told of each problem as it is kept, while the run goes (streaming to the editor).
+        self.on_problem = on_problem
         self.limit = max(int(limit), 0)
         self.dropped = 0
         self.duplicates = 0
@@ -160,6 +168,8 @@ class ProblemCollector:
         if len(self._heap) < self.limit:
             heapq.heappush(self._heap, entry)
             self._keys[key] = start
+            if self.on_problem is not None:
+                self.on_problem(resolved)
             return
         if not self._heap or entry <= self._heap[0]:
             # Not earlier than the latest problem kept: it is past the limit.
@@ -188,6 +198,7 @@ class ProblemCollector:
         )
 
 
-def make_sink(folder: str) -> ProblemCollector:
-    """The sink a run of `folder` feeds: every matcher, the default limit of 200."""
-    return ProblemCollector(folder)
+def make_sink(folder: str, on_problem: Callable[[Problem], None] | None = None) -> ProblemCollector:
+    """The sink a run of `folder` feeds: every matcher, the default limit of 200; `on_problem`
+    hears of each problem as soon as it is kept."""
+    return ProblemCollector(folder, on_problem=on_problem)

@@ -87,9 +87,14 @@ def test_a_folder_deleted_while_its_command_runs(raw: Any, tmp_path: Path) -> No
     project = tmp_path / "project"
     project.mkdir()
     (project / "a.py").write_text("")
-    server = raw().started(project, options={"command": "sleep 0.5; exit 3", "confirm": "never"})
+    started = tmp_path / "started"
+    command = f"touch {started}; sleep 0.5; exit 3"
+    server = raw().started(project, options={"command": command, "confirm": "never"})
     server.send(did_save((project / "a.py").as_uri()))
-    time.sleep(0.2)
+    deadline = time.monotonic() + 20
+    while not started.exists():  # the command runs: now its folder goes
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.01)
     shutil.rmtree(project)
     record = record_after(server, 2, "failed")
     assert record["exitCode"] == 3

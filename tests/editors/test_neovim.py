@@ -57,3 +57,17 @@ def test_headless_question_is_declined_not_hung(tmp_path: Path) -> None:
     assert record["source"] == "detected", record
     assert record["command"] == "pytest -x -q", record
     assert out["diagnostics"] == []
+
+
+def test_code_action_run_verify_again_on_a_verify_diagnostic(tmp_path: Path) -> None:
+    out = _nvim(tmp_path, {"settings": {"command": harness.PYTEST_COMMAND}}, "code_action")
+    assert out["ok"] is True, out.get("error")
+    assert out["located"] is not None, out["_output"]
+    # The menu lists the verify actions for the diagnostic under the cursor.
+    offered = out["offered"]
+    assert any("Run verify again" in t for t in offered), offered
+    assert any("Show the run's output" in t for t in offered), offered
+    # Applying "Run verify again" ran verify once more.
+    before, after = out["before"], out["after"]
+    assert after["startedAt"] != before["startedAt"], (before, after)
+    assert after["trigger"] == "runNow" and after["outcome"] == "failed", after

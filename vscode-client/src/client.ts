@@ -24,6 +24,7 @@ import {
     serverSettings,
     verifySettings,
 } from './settings';
+import { OUTPUT_NOTIFICATION, type RunOutput } from './runOutput';
 import { STATUS_NOTIFICATION, parseStatus } from './status';
 import type { StatusBar } from './statusBar';
 
@@ -37,6 +38,7 @@ const MAX_RESTARTS = 3;
 export interface ClientDeps {
     extensionPath: string;
     output: vscode.LogOutputChannel;
+    runs: RunOutput;
     statusBar: StatusBar;
     documents: JsonDocuments;
 }
@@ -213,6 +215,7 @@ export class VerifyClient implements vscode.Disposable {
             }
             this.serverStateChanged(client, event.newState);
         });
+        client.onNotification(OUTPUT_NOTIFICATION, (params: unknown) => this.deps.runs.handle(params));
         client.onNotification(STATUS_NOTIFICATION, (params: unknown) => {
             const status = parseStatus(params);
             if (status !== undefined) {
@@ -221,6 +224,10 @@ export class VerifyClient implements vscode.Disposable {
         });
         try {
             await client.start();
+            const info = client.initializeResult?.serverInfo;
+            if (info !== undefined) {
+                output.info(`server: ${info.name} ${info.version ?? '(version unknown)'}`);
+            }
         } catch (error) {
             // languageclient has told the user already; the status bar keeps saying it.
             this.stopReason = `The verify server did not start: ${String(error)}`;

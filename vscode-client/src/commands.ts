@@ -16,7 +16,11 @@ export const SERVER_COMMANDS = [
     'verify.revoke',
 ] as const;
 
-export const CLIENT_COMMANDS = { showOutput: 'verify.showOutput', restartServer: 'verify.restartServer' } as const;
+export const CLIENT_COMMANDS = {
+    showOutput: 'verify.showOutput',
+    showRunOutput: 'verify.showRunOutput',
+    restartServer: 'verify.restartServer',
+} as const;
 
 type Next = (command: string, args: unknown[]) => vscode.ProviderResult<unknown>;
 

@@ -134,6 +134,8 @@ export interface InitializationOptions {
     verify: VerifySettings;
     workspaceTrusted: boolean;
     diagnosticMode: 'push';
+    /** The server streams each run's output (verify/output) to the "Verify Runs" channel. */
+    liveOutput: true;
 }
 
 /**
@@ -143,5 +145,5 @@ export interface InitializationOptions {
  * while a failing test is often in a file that is not open.
  */
 export function initializationOptions(settings: VerifySettings, workspaceTrusted: boolean): InitializationOptions {
-    return { verify: settings, workspaceTrusted, diagnosticMode: 'push' };
+    return { verify: settings, workspaceTrusted, diagnosticMode: 'push', liveOutput: true };
 }

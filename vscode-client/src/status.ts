@@ -4,7 +4,7 @@
  */
 export const STATUS_NOTIFICATION = 'verify/status';
 
-export const RUN_STATES = ['idle', 'running', 'queued'] as const;
+export const RUN_STATES = ['idle', 'waiting', 'running', 'queued'] as const;
 export const OUTCOMES = ['passed', 'failed', 'timed-out', 'cancelled', 'skipped', 'declined', 'no-plan'] as const;
 export type RunState = (typeof RUN_STATES)[number];
 export type Outcome = (typeof OUTCOMES)[number];
@@ -80,6 +80,14 @@ export function statusView(input: StatusInput): StatusView {
             return restrictedView(lastRun, '');
         }
         return { text: '$(circle-outline) verify', tooltip: 'verify: waiting for the server', ...lastRun };
+    }
+    if (status.state === 'waiting') {
+        return {
+            text: '$(question) verify: waiting for approval',
+            tooltip: `Waiting for your answer before running ${about}.`,
+            background: 'warning',
+            ...lastRun,
+        };
     }
     if (status.state !== 'idle') {
         const queued = status.state === 'queued' ? ' (+1 queued)' : '';

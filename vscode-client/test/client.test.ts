@@ -41,6 +41,11 @@ describe('server launch', () => {
         expect(lastClient().serverOptions).toEqual({ command: '/usr/local/bin/lsp-verify', args: [] });
     });
 
+    it('writes the server version to the output channel once it started', async () => {
+        context = await activated();
+        expect(mock.state.outputLines).toContain('[info] server: lsp-verify 9.8.7');
+    });
+
     it('puts every file: document in the selector', async () => {
         context = await activated();
         expect(lastClient().clientOptions.documentSelector).toEqual([{ scheme: 'file' }]);
@@ -78,6 +83,7 @@ describe('initializationOptions', () => {
             verify: { runOn: 'manual', globs: ['*.py'] },
             workspaceTrusted: true,
             diagnosticMode: 'push',
+            liveOutput: true,
         });
     });
 
@@ -87,6 +93,7 @@ describe('initializationOptions', () => {
             verify: {},
             workspaceTrusted: true,
             diagnosticMode: 'push',
+            liveOutput: true,
         });
     });
 
@@ -99,6 +106,7 @@ describe('initializationOptions', () => {
             verify: { command: 'make check' },
             workspaceTrusted: true,
             diagnosticMode: 'push',
+            liveOutput: true,
         });
     });
 });

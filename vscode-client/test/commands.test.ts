@@ -54,6 +54,7 @@ describe('server commands from the palette', () => {
         expect(mock.state.registered.has('verify.showLastRun')).toBe(true);
         expect(mock.state.registered.has('verify.showOutput')).toBe(true);
         expect(mock.state.registered.has('verify.restartServer')).toBe(true);
+        expect(mock.state.registered.has('verify.showRunOutput')).toBe(true);
     });
 
     it('Show Last Run opens the record as a read-only JSON document', async () => {

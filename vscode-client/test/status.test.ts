@@ -51,6 +51,12 @@ describe('the status bar item, driven by verify/status', () => {
         expect(item.text).toBe('$(sync~spin) verify: running (+1 queued)');
     });
 
+    it('says it waits for an answer while the approval question is open', async () => {
+        const item = await notified(status({ state: 'waiting' }));
+        expect(item.text).toBe('$(question) verify: waiting for approval');
+        expect(item.tooltip).toContain('Waiting for your answer');
+    });
+
     it('shows passed', async () => {
         const item = await notified(status({ state: 'running' }), status({ lastOutcome: 'passed' }));
         expect(item.text).toBe('$(check) verify: passed');

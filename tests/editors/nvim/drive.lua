@@ -104,10 +104,73 @@ local function declined()
   step("runNow")
 end
 
+local function last_run(bufnr)
+  local record
+  require("lsp-verify").execute("verify.showLastRun", bufnr, function(err, result)
+    record = err and { error = tostring(err.message or err) } or result
+  end)
+  vim.wait(wait_ms, function()
+    return record ~= nil
+  end, 20)
+  return record
+end
+
+-- The light bulb's list, as the user gets it: vim.lsp.buf.code_action() on the failing line,
+-- the choice made through vim.ui.select (which Neovim's own menu uses), the action applied.
+local function code_action()
+  vim.cmd("edit " .. vim.fn.fnameescape(project .. "/tests/test_calc.py"))
+  local buf = vim.api.nvim_get_current_buf()
+  out.attached = vim.wait(wait_ms, function()
+    local client = require("lsp-verify").client(buf)
+    return client ~= nil and client.initialized == true
+  end, 20)
+  vim.cmd("write")
+  vim.wait(wait_ms, function()
+    return #verify_diagnostics(buf) >= 2
+  end, 20)
+  local located
+  for _, d in ipairs(verify_diagnostics(buf)) do
+    if d.lnum > 0 then
+      located = d
+    end
+  end
+  out.located = located
+  local before = last_run(buf)
+  out.before = before
+  vim.api.nvim_win_set_cursor(0, { located.lnum + 1, located.col })
+  local offered
+  vim.ui.select = function(items, opts, on_choice)
+    offered = {}
+    local chosen
+    for i, item in ipairs(items) do
+      local title = opts.format_item and opts.format_item(item) or tostring(item)
+      table.insert(offered, title)
+      if title:find("Run verify again", 1, true) then
+        chosen = i
+      end
+    end
+    on_choice(chosen and items[chosen] or nil, chosen)
+  end
+  vim.lsp.buf.code_action()
+  vim.wait(wait_ms, function()
+    return offered ~= nil
+  end, 20)
+  out.offered = offered or {}
+  step("code action applied")
+  local after
+  vim.wait(wait_ms, function()
+    after = last_run(buf)
+    return after ~= nil and after.startedAt ~= before.startedAt
+  end, 100)
+  out.after = after
+end
+
 local ok, err = pcall(function()
   require("lsp-verify").setup(vim.fn.json_decode(os.getenv("LSP_VERIFY_OPTS")))
   if scenario == "declined" then
     declined()
+  elseif scenario == "code_action" then
+    code_action()
   else
     full()
   end

@@ -44,6 +44,8 @@ export class LanguageClient {
     static failStart: Error | undefined;
 
     state = State.Stopped;
+    /** What the fake server answered to initialize, once started. */
+    initializeResult: { serverInfo?: { name: string; version?: string } } | undefined;
     readonly notificationHandlers = new Map<string, Handler>();
     readonly sent: { method: string; params: unknown }[] = [];
     /** Commands the fake server received, with their arguments as sent. */
@@ -104,6 +106,7 @@ export class LanguageClient {
                 ),
             );
         }
+        this.initializeResult = { serverInfo: { name: 'lsp-verify', version: '9.8.7' } };
         this.setState(State.Running);
     }
 

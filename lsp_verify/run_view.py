@@ -1,0 +1,94 @@
+"""A run record as people read it: Markdown with the verdict first, located problems as links
+to their lines, and the output's tail; the JSON record follows at the end.
+
+`verify.showRun` writes it to a file in the user's state folder (never the repository) and
+asks the editor to open it, so that every editor, not only VS Code, can show a run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from lsp_verify.record import Record
+from lsp_verify.uris import path_to_uri
+
+_VERDICT = {
+    "passed": "Passed",
+    "failed": "Failed",
+    "timed-out": "Timed out",
+    "cancelled": "Cancelled",
+    "skipped": "Skipped",
+    "declined": "Declined (not approved)",
+    "no-plan": "No plan",
+}
+
+
+def _fence(lines: list[str]) -> list[str]:
+    """A code block that no line of the output can close early."""
+    longest = max((len(line) - len(line.lstrip("`")) for line in lines), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + "text", *lines, fence]
+
+
+def _inline(text: str) -> str:
+    """Text in backticks that its own backticks cannot break."""
+    text = text.replace("\n", " ")
+    longest = 0
+    run = 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    ticks = "`" * (longest + 1)
+    pad = " " if longest else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def record_markdown(record: Record) -> str:
+    """The record as Markdown."""
+    verdict = _VERDICT.get(record.outcome, record.outcome)
+    lines = [f"# verify: {verdict}", ""]
+    facts = [
+        ("command", _inline(record.command) if record.command else "none"),
+        (
+            "from",
+            f"{record.source or 'nothing'}" + (f" ({record.manifest})" if record.manifest else ""),
+        ),
+        ("folder", _inline(record.folder)),
+        ("trigger", record.trigger),
+        ("started", record.started_at),
+        ("duration", f"{record.duration_ms / 1000:.2f} s"),
+        ("exit status", record.exit_text),
+    ]
+    if record.reason and record.outcome not in ("passed", "failed"):
+        facts.append(("why", record.reason))
+    lines += [f"- **{name}:** {value}" for name, value in facts]
+    if record.problems:
+        lines += ["", f"## Problems ({len(record.problems)})", ""]
+        for problem in record.problems:
+            target = path_to_uri(os.path.join(record.folder, problem.path))
+            where = f"{problem.path}:{problem.line}:{problem.column}"
+            message = problem.message.splitlines()[0] if problem.message else ""
+            lines.append(f"- [{where}]({target}#L{problem.line}) {problem.severity}: {message}")
+    if record.tail:
+        lines += ["", f"## Output (last {len(record.tail)} lines)", ""]
+        lines += _fence(list(record.tail))
+    lines += ["", "## Record (JSON)", ""]
+    lines += _fence(json.dumps(record.to_json(), indent=2).splitlines())
+    return "\n".join(lines) + "\n"
+
+
+def write_run_view(record: Record, directory: Path) -> Path:
+    """Write the record's Markdown under `directory` (one file per folder, replaced by each
+    run) and return its path."""
+    digest = hashlib.sha256(record.folder.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    name = os.path.basename(record.folder.rstrip("/")) or "root"
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:40]
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = directory / f"last-run-{safe}-{digest}.md"
+    temporary = path.with_suffix(".md.tmp")
+    temporary.write_text(record_markdown(record), encoding="utf-8", errors="surrogateescape")
+    os.replace(temporary, path)
+    return path
