@@ -185,7 +185,10 @@ async def test_an_approved_plan_is_not_asked_about_again_for_ff(project: Path, s
         await s.wait_for(lambda: len(s.finished()) >= 1, what="the first run")
         assert len(s.questions) == 1
         assert "--ff" not in s.questions[0].message  # the plan as the repository wrote it
-        assert (await last_run(s))["command"] == "pytest -x -q --ff"
+        first = await last_run(s)
+        assert first["command"] == "pytest -x -q --ff"
+        explained = await s.command("verify.explain")
+        assert first["fingerprint"] == explained["fingerprint"]  # the approved plan's
         s.client.set_configuration({"failedFirst": False}, section="verify")
         s.client.workspace_did_change_configuration(
             types.DidChangeConfigurationParams(settings={"verify": {"failedFirst": False}})
