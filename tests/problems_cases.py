@@ -982,3 +982,14 @@ def collect(folder: Path, lines: list[str]) -> list[Problem]:
     problems = collector.finish()
     assert collector.errors == 0, "a matcher raised"
     return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# The Node families' cases live in their own module (CASES and PROJECTS, like this one's);
+# it imports Case and Expect from here.
+
+from tests.problems_cases_node import CASES as NODE_CASES  # noqa: E402
+from tests.problems_cases_node import PROJECTS as NODE_PROJECTS  # noqa: E402
+
+PROJECTS.update(NODE_PROJECTS)
+CASES = CASES + NODE_CASES

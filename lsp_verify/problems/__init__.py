@@ -4,13 +4,15 @@
 matchers, most specific first, and resolves what they report against the workspace folder.
 
 Which matcher wins a line: the matchers are asked in a fixed order, pytest, jest/vitest,
-rustc/cargo, tsc, Python traceback, then the generic `path:line[:col]:` matcher. A matcher
-that recognises a line as part of a block it is reading (a pytest failure section, a rustc
-diagnostic, a traceback) claims it, and the matchers after it never see that line. So
-pytest's `tests/test_a.py:8: AssertionError`, or the native traceback it prints with
-`--tb=native`, give only the pytest problem, never a second one from the traceback or the
-generic matcher at another column. Lines nobody claims reach every matcher, so mixed output
-(`mypy . && pytest`) gives the problems of both tools.
+the Node runners and linters (mocha, node --test, TAP, ava, ESLint, Biome; `node.py`),
+rustc/cargo, tsc, Python traceback, a bare Node stack, then the generic `path:line[:col]:`
+matcher. A matcher that recognises a line as part of a block it is reading (a pytest
+failure section, a rustc diagnostic, a traceback) claims it, and the matchers after it never
+see that line. So pytest's `tests/test_a.py:8: AssertionError`, or the native traceback it
+prints with `--tb=native`, give only the pytest problem, never a second one from the
+traceback or the generic matcher at another column; a mocha or ava failure's `at` frames give
+only that runner's problem, never a second one from the bare Node stack. Lines nobody claims
+reach every matcher, so mixed output (`mypy . && pytest`) gives the problems of both tools.
 
 Resolution at the collector: a path relative to the folder or absolute (also `./x`) must name
 an existing file inside the folder, else the problem is dropped and counted in `dropped`;
@@ -31,6 +33,7 @@ from .gcc import GccMatcher
 from .jest import JestMatcher
 from .locate import FolderLocator
 from .matcher import MAX_LINE, Matcher
+from .node import node_matchers
 from .pytest import PytestMatcher
 from .pytraceback import TracebackMatcher
 from .rust import RustMatcher
@@ -97,9 +100,11 @@ class ProblemCollector:
                 self._matchers = [
                     PytestMatcher(self._locator),
                     JestMatcher(self._locator),
+                    *node_matchers(self._locator, runners=True),
                     RustMatcher(self._locator),
                     TscMatcher(self._locator),
                     TracebackMatcher(self._locator),
+                    *node_matchers(self._locator, runners=False),
                     GccMatcher(self._locator),
                 ]
             self._feed(line)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the node tools the problem-matcher tests run for real (TypeScript's tsc, vitest,
-# jest and eslint), and the yarn and pnpm that tests/test_verdicts.py runs by hand, into DIR,
-# so that the tests find them in DIR/node_modules/.bin when LSP_VERIFY_NODE_TOOLS=DIR. A DIR
-# that already has them all is left alone, so CI can call this every time and pay for the
-# download once.
+# jest, eslint, mocha, ava, node-tap and Biome), and the yarn and pnpm that
+# tests/test_verdicts.py runs by hand, into DIR, so that the tests find them in
+# DIR/node_modules/.bin when LSP_VERIFY_NODE_TOOLS=DIR. A DIR that already has them all is
+# left alone, so CI can call this every time and pay for the download once.
 set -euo pipefail
 
 if [ "$#" -ne 1 ]; then
@@ -13,7 +13,7 @@ fi
 dir=$1
 
 have_all=1
-for tool in tsc vitest jest eslint yarn pnpm; do
+for tool in tsc vitest jest eslint yarn pnpm mocha ava tap biome; do
     [ -x "$dir/node_modules/.bin/$tool" ] || have_all=0
 done
 if [ "$have_all" -eq 1 ]; then
@@ -30,7 +30,8 @@ if [ ! -f "$dir/package.json" ]; then
     printf '{\n  "name": "lsp-verify-node-tools",\n  "private": true\n}\n' >"$dir/package.json"
 fi
 # vitest@3 is the newest major known to install on node 20 with this npm; the fixtures of
-# jest and eslint were recorded with jest 29 and eslint 8.
+# jest and eslint were recorded with jest 29 and eslint 8 (eslint 10 has no compact format).
 # yarn (classic) and pnpm run the workspace layouts of tests/test_verdicts.py by hand.
+# ava 7 and 8 need packages the registry does not have here; ava 6 runs on node 20.
 npm install --prefix "$dir" --no-audit --no-fund typescript@5 vitest@3 jest@29 eslint@8 \
-    yarn@1 pnpm@9
+    yarn@1 pnpm@9 mocha@12 ava@6 tap@21 @biomejs/biome@2

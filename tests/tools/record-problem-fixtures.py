@@ -59,9 +59,16 @@ def tool_version(case: Case) -> str:
     elif case.tool != "python":
         commands.append(case.tool + " --version")
     versions = []
+    # node-tap finds itself only from a folder whose node_modules holds it.
+    cwd = os.environ.get("LSP_VERIFY_NODE_TOOLS") or None
     for command in commands:
         done = subprocess.run(
-            ["sh", "-c", expand(command)], capture_output=True, text=True, timeout=60, check=False
+            ["sh", "-c", expand(command)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            cwd=cwd,
         )
         lines = (done.stdout + done.stderr).strip().splitlines()
         name = command.split()[-2].rsplit("/", 1)[-1].strip("{}")

@@ -60,6 +60,7 @@ export function clientOptions(
         executeCommand: executeCommandMiddleware({
             activeUri: () => vscode.window.activeTextEditor?.document.uri,
             documents: deps.documents,
+            showRunOutput: () => deps.runs.show(),
         }),
         workspace: {
             // The server asks for section `verify` per folder; VS Code's answer would carry

@@ -38,10 +38,19 @@ export function withActiveDocument(args: unknown[], activeUri: vscode.Uri | unde
 export interface CommandDeps {
     activeUri(): vscode.Uri | undefined;
     documents: JsonDocuments;
+    /** Opens the Verify Runs channel, where each run's output streams. */
+    showRunOutput(): void;
 }
+
+/** The code action "Show the run's output": VS Code has the run's output in a channel already. */
+const SHOW_RUN = 'verify.showRun';
 
 export function executeCommandMiddleware(deps: CommandDeps) {
     return async (command: string, args: unknown[], next: Next): Promise<unknown> => {
+        if (command === SHOW_RUN) {
+            deps.showRunOutput();
+            return undefined;
+        }
         if (!(SERVER_COMMANDS as readonly string[]).includes(command)) {
             return next(command, args);
         }

@@ -7,6 +7,7 @@ export const OUTPUT_NOTIFICATION = 'verify/output';
 
 export interface Sink {
     appendLine(text: string): void;
+    show(preserveFocus?: boolean): void;
 }
 
 type Message =
@@ -68,6 +69,10 @@ function folderName(uri: string): string {
 /** Writes what the server streams to `sink`, one block per run. */
 export class RunOutput {
     constructor(private readonly sink: Sink) {}
+
+    show(): void {
+        this.sink.show(true);
+    }
 
     handle(value: unknown): void {
         const message = parseOutput(value);

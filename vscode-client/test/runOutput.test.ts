@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { RunOutput, parseOutput } from '../src/runOutput';
 import { activated, lastClient, mock, shutdown } from './helpers';
+import { commands } from './mocks/vscode';
 
 vi.mock('../src/launch', async (importOriginal) => {
     const original = await importOriginal<typeof import('../src/launch')>();
@@ -13,7 +14,7 @@ const FOLDER = 'file:///work/my%20project';
 
 function sink() {
     const lines: string[] = [];
-    return { lines, runs: new RunOutput({ appendLine: (text: string) => lines.push(text) }) };
+    return { lines, runs: new RunOutput({ appendLine: (text: string) => lines.push(text), show: () => undefined }) };
 }
 
 describe('RunOutput', () => {
@@ -86,5 +87,13 @@ describe('the extension', () => {
         expect(lastClient().clientOptions.initializationOptions).toMatchObject({ liveOutput: true });
         lastClient().notify('verify/output', { run: 7, folder: FOLDER, kind: 'lines', lines: ['hello from the run'] });
         expect(mock.state.outputLines).toContain('[line] hello from the run');
+    });
+
+    it('answers the code action "Show the run\'s output" with the channel, not the server', async () => {
+        context = await activated();
+        mock.state.shownChannels = [];
+        await commands.executeCommand('verify.showRun', 'file:///work/project');
+        expect(lastClient().executed).toEqual([]);
+        expect(mock.state.shownChannels).toEqual(['Verify Runs']);
     });
 });

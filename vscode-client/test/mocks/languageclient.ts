@@ -29,6 +29,9 @@ export const ADVERTISED = [
     'verify.explain',
     'verify.approve',
     'verify.revoke',
+    'verify.showRun',
+    'verify.showPlan',
+    'verify.showLocation',
 ];
 
 type Handler = (params: unknown) => void;

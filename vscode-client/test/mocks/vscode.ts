@@ -131,6 +131,7 @@ function freshState() {
         opened: [] as { uri: string; text: string }[],
         providers: new Map<string, { provideTextDocumentContent(uri: Uri): string }>(),
         outputLines: [] as string[],
+        shownChannels: [] as string[],
         events: {
             configuration: new EventEmitter<{ affectsConfiguration(section: string): boolean }>(),
             trust: new EventEmitter<void>(),
@@ -237,7 +238,9 @@ export const window = {
             debug: log('debug'),
             trace: log('trace'),
             appendLine: log('line'),
-            show: () => undefined,
+            show: () => {
+                mock.state.shownChannels.push(name);
+            },
             dispose: () => undefined,
         };
     },
