@@ -6,16 +6,23 @@ The piece the CLI and the server share.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
-from typing import Callable
+from typing import Callable, Literal
 
+from lsp_verify.arrange import arrange
 from lsp_verify.plan import Plan
 from lsp_verify.problems import make_sink
 from lsp_verify.problems.base import LineSink, Problem
-from lsp_verify.record import Record, Trigger, record_for_plan
+from lsp_verify.record import Phase, Record, Trigger, record_for_plan
 from lsp_verify.runner import Hooks, RunResult, run_steps
 from lsp_verify.settings import Settings
 from lsp_verify.steps import prepared
+
+ENDED_BY_QUICK = (
+    "the saved test file failed when run alone, and the full command stops at its first "
+    "failure: it would fail too, so it did not run"
+)
 
 
 async def run_plan(
@@ -53,33 +60,68 @@ async def execute_plan(
     *,
     trigger: Trigger,
     document: str | None = None,
+    saved: str | None = None,
     cancel: asyncio.Event | None = None,
     on_line: Callable[[str], None] | None = None,
     on_spawn: Callable[[int], None] | None = None,
     on_problem: Callable[[Problem], None] | None = None,
 ) -> Record:
     """Run `plan` with `settings` and return its record; never raises for user errors.
-    `on_problem` hears of each located problem as soon as the output completes it."""
+    `on_problem` hears of each located problem as soon as the output completes it.
+
+    saved: the absolute path of the file whose save triggered the run. When it is a test
+    file the run collects, it runs alone first (`arrange.Quick`): its failures reach
+    `on_problem` before the full command starts. The record is the plan's (its fingerprint
+    is the approved one) with the command as it ran, and each phase."""
     if plan.command is None:
         return record_for_plan(plan, trigger=trigger, outcome="no-plan", document=document)
-    result = await run_plan(
-        plan,
-        timeout_ms=settings.timeout_ms,
-        tail_lines=settings.tail_lines,
-        sink=make_sink(plan.folder, on_problem),
-        on_line=on_line,
-        cancel=cancel,
-        on_spawn=on_spawn,
-    )
-    return record_for_plan(
-        plan,
-        trigger=trigger,
-        outcome=result.outcome,
-        reason=result.reason,
-        document=document,
-        started_at=result.started_at,
-        duration_ms=result.duration_ms,
-        exit_code=result.exit_code,
-        tail=result.tail,
-        problems=result.problems,
-    )
+    arranged = arrange(plan, settings.failed_first, saved)
+    phases: tuple[Phase, ...] = ()
+    started: list[str] = []  # when the first phase started: the run's start
+
+    async def phase(name: Literal["quick", "full"], command: str) -> Record:
+        nonlocal phases
+        result = await run_plan(
+            _running(plan, command),
+            timeout_ms=settings.timeout_ms,
+            tail_lines=settings.tail_lines,
+            sink=make_sink(plan.folder, on_problem),
+            on_line=on_line,
+            cancel=cancel,
+            on_spawn=on_spawn,
+        )
+        phases += (Phase(name, command, result.outcome, result.exit_code, result.duration_ms),)
+        started.append(result.started_at)
+        return record_for_plan(
+            plan,
+            command=command,
+            trigger=trigger,
+            outcome=result.outcome,
+            reason=result.reason,
+            document=document,
+            started_at=started[0],
+            duration_ms=sum(p.duration_ms for p in phases),
+            exit_code=result.exit_code,
+            tail=result.tail,
+            problems=result.problems,
+            failed_first=arranged.failed_first,
+            phases=phases,
+        )
+
+    quick = arranged.quick
+    if quick is not None:
+        record = await phase("quick", quick.command)
+        if record.outcome in ("cancelled", "skipped"):
+            return record
+        # Exit 1 is pytest's "tests failed"; anything else (no tests, a usage error, a
+        # timeout of this phase) is left for the full command to say.
+        if record.outcome == "failed" and record.exit_code == 1 and quick.ends_run:
+            return dataclasses.replace(record, reason=ENDED_BY_QUICK)
+    return await phase("full", arranged.command)
+
+
+def _running(plan: Plan, command: str) -> Plan:
+    """The plan as it runs `command` (the same plan when nothing was arranged)."""
+    if command == plan.command:
+        return plan
+    return dataclasses.replace(plan, command=command, steps=(command,))

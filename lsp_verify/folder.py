@@ -306,9 +306,15 @@ class Folders:
         return record.to_json() if record is not None else None
 
     def explain(self, folder: Folder) -> dict[str, Any]:
+        from lsp_verify.arrange import arrangement_json
         from lsp_verify.plan import plan_to_json
 
-        return {**plan_to_json(folder.plan()), "settings": settings_json(folder.settings())}
+        plan, settings = folder.plan(), folder.settings()
+        return {
+            **plan_to_json(plan),
+            **arrangement_json(plan, settings.failed_first),
+            "settings": settings_json(settings),
+        }
 
     async def approve(self, folder: Folder) -> dict[str, Any]:
         from lsp_verify.trust import needs_question, plan_fingerprint

@@ -31,6 +31,21 @@ def now_iso() -> str:
 
 
 @dataclass(frozen=True)
+class Phase:
+    """One command a run ran: the saved test file alone ("quick") or the full command."""
+
+    name: Literal["quick", "full"]
+    command: str
+    outcome: Outcome
+    exit_code: int | None
+    duration_ms: int
+
+    def to_json(self) -> dict[str, Any]:
+        values = (self.name, self.command, self.outcome, self.exit_code, self.duration_ms)
+        return dict(zip(("phase", "command", "outcome", "exitCode", "durationMs"), values))
+
+
+@dataclass(frozen=True)
 class Record:
     """One run, as `showLastRun` and `check --json` give it. Built by `record_for_plan`,
     or `Record.not_started` for a run dropped before anything was planned; the plan's
@@ -53,6 +68,8 @@ class Record:
     tail: tuple[str, ...] = ()
     problems: tuple[Problem, ...] = ()
     document: str | None = None
+    failed_first: str | None = None
+    phases: tuple[Phase, ...] = ()
 
     @classmethod
     def not_started(cls, folder: str, trigger: Trigger, outcome: Outcome, reason: str) -> Record:
@@ -86,6 +103,8 @@ class Record:
             "outcome": self.outcome,
             "tail": list(self.tail),
             "problems": [problem_to_json(p) for p in self.problems],
+            "failedFirst": self.failed_first,
+            "phases": [phase.to_json() for phase in self.phases],
         }
 
 
@@ -118,21 +137,26 @@ def record_for_plan(
     exit_code: int | None = None,
     tail: tuple[str, ...] = (),
     problems: tuple[Problem, ...] = (),
+    failed_first: str | None = None,
+    phases: tuple[Phase, ...] = (),
+    command: str | None = None,
 ) -> Record:
     """The record of a run of `plan`: by default one that never started (no plan, declined,
-    skipped before spawning); a finished run gives what its process did."""
+    skipped before spawning); a finished run gives what its process did. `command`: the
+    command as it ran, where lsp-verify arranged it (`--ff`); the fingerprint stays the plan's."""
     from lsp_verify.plan import plan_id  # loaded by now: the plan exists
 
+    ran = command is not None and command != plan.command
     return Record(
         folder=plan.folder,
-        command=plan.command,
+        command=command if ran else plan.command,
         source=plan.source,
         runner=plan.runner,
         reason=reason if reason is not None else plan.reason,
         manifest=plan.manifest,
         fingerprint=plan_id(plan),
         manifest_sha256=plan.manifest_sha256,
-        steps=plan.steps,
+        steps=(command,) if ran and command is not None else plan.steps,
         trigger=trigger,
         started_at=started_at if started_at is not None else now_iso(),
         duration_ms=duration_ms,
@@ -141,6 +165,8 @@ def record_for_plan(
         tail=tail,
         problems=problems,
         document=document,
+        failed_first=failed_first,
+        phases=phases,
     )
 
 

@@ -43,6 +43,7 @@ class Settings:
     tail_lines: int = 40
     auto_detect: bool = True
     confirm: str = "onChange"
+    failed_first: bool = True
     workspace_command: str | None = None
 
 
@@ -57,6 +58,7 @@ KEYS: Mapping[str, str] = {
     "tailLines": "tail_lines",
     "autoDetect": "auto_detect",
     "confirm": "confirm",
+    "failedFirst": "failed_first",
     "workspaceCommand": "workspace_command",
 }
 
@@ -64,8 +66,11 @@ KEYS: Mapping[str, str] = {
 # VS Code client, in the workspace's own settings). The others are the user's alone: `confirm`
 # and `autoDetect` decide whether a repository's command runs without the user's yes, and
 # `workspaceCommand` is how a client marks a command as the repository's. A project file's
-# parse never yields them, and merging never takes them from it.
-REPOSITORY_KEYS: frozenset[str] = frozenset({"command", "globs", "timeoutMs", "runOn", "tailLines"})
+# parse never yields them, and merging never takes them from it. `failedFirst` is safe to take
+# from a repository: it only orders the tests the approved command runs anyway.
+REPOSITORY_KEYS: frozenset[str] = frozenset(
+    {"command", "globs", "timeoutMs", "runOn", "tailLines", "failedFirst"}
+)
 _REPOSITORY_FIELDS = frozenset(KEYS[key] for key in REPOSITORY_KEYS)
 # Keys whose null means "unset".
 _NULLABLE = ("command", "workspaceCommand")
@@ -172,7 +177,7 @@ def _validate(key: str, value: object) -> tuple[bool, object, str]:
             # downstream has to remember it.
             return True, "save" if value == "edit" else value, ""
         return False, None, "one of " + ", ".join(f'"{v}"' for v in RUN_ON_VALUES)
-    if key == "autoDetect":
+    if key in ("autoDetect", "failedFirst"):
         if isinstance(value, bool):
             return True, value, ""
         return False, None, "true or false"
@@ -279,6 +284,7 @@ def settings_json(settings: Settings) -> dict[str, Any]:
         "tailLines": settings.tail_lines,
         "autoDetect": settings.auto_detect,
         "confirm": settings.confirm,
+        "failedFirst": settings.failed_first,
     }
 
 

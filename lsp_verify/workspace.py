@@ -180,6 +180,7 @@ class Workspace(Folders):
                 settings,
                 trigger=request.trigger,
                 document=request.document,
+                saved=_saved_path(request),
                 cancel=request.cancel,
                 on_line=_each(listeners),
                 on_problem=live.add,
@@ -304,6 +305,13 @@ class Workspace(Folders):
     def _publish(self, uri: str) -> None:
         if not self.closing and not self.options.pull:
             self.ui.publish(uri, self.diagnostics.union_payloads(uri))
+
+
+def _saved_path(request: RunRequest) -> str | None:
+    """The file a save named, for the quick phase; runNow and the CLI run the full command."""
+    if request.trigger != "save" or request.document is None:
+        return None
+    return uri_to_path(request.document)
 
 
 def _each(listeners: list[Callable[[str], None]]) -> Callable[[str], None] | None:

@@ -311,3 +311,25 @@ def test_a_failure_raised_in_project_code_says_where_in_text_and_json(tmp_path: 
     assert problem["related"] == [
         {"path": "calc.py", "line": 2, "column": 1, "message": "raised here"}
     ]
+
+
+def test_no_failed_first_runs_the_command_as_planned(folder: Path, tmp_path: Path) -> None:
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    (folder / "test_one.py").write_text("def test_one():\n    assert 1 == 2\n")
+    for flags, command, why in (
+        ((), "pytest -x -q --ff", "--ff added: failed first"),
+        (("--no-failed-first",), "pytest -x -q", "failed first: off (failedFirst is false)"),
+    ):
+        done = check(folder, "--json", *flags, tmp=tmp_path)
+        record = json.loads(done.stdout)
+        assert done.returncode == 1, done.stderr
+        assert (record["command"], record["failedFirst"]) == (command, why)
+        assert record["phases"] == [
+            {
+                "phase": "full",
+                "command": command,
+                "outcome": "failed",
+                "exitCode": 1,
+                "durationMs": record["durationMs"],
+            }
+        ]

@@ -29,6 +29,8 @@ SPEC_KEYS = {
     "steps",
     "rules",
 }
+# What explain adds to the plan: the command as it runs, and why so (arrange.py).
+ARRANGED_KEYS = {"runs", "failedFirst", "quickPhase"}
 
 
 def run_explain(folder: str) -> tuple[int, dict[str, object]]:
@@ -68,7 +70,7 @@ def test_explain_prints_the_plan(tmp_path: Path) -> None:
     )
     status, document = run_explain(str(tmp_path))
     assert status == 0
-    assert set(document) == SPEC_KEYS | {"messages"}
+    assert set(document) == SPEC_KEYS | ARRANGED_KEYS | {"messages"}
     assert document["folder"] == str(tmp_path)
     assert document["source"] == "detected"
     assert document["runner"] == "npm"
@@ -200,7 +202,7 @@ def test_explain_returns_for_arbitrary_manifest_bytes(files: dict[str, bytes]) -
             Path(folder, name).write_bytes(data)
         status, document = run_explain(folder)
         assert status == 0
-        assert set(document) == SPEC_KEYS | {"messages"}
+        assert set(document) == SPEC_KEYS | ARRANGED_KEYS | {"messages"}
         rules = document["rules"]
         assert isinstance(rules, list) and len(rules) == 8
         matched = [r["runner"] for r in rules if r["matched"]]
@@ -224,3 +226,35 @@ def test_every_command_says_a_missing_folder_the_same_way(
     )
     assert cli_main([command, str(tmp_path / "f")]) == 2
     assert capsys.readouterr().err == f"lsp-verify {command}: {tmp_path / 'f'}: not a directory\n"
+
+
+def test_explain_shows_the_command_as_it_runs(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    status, document = run_explain(str(tmp_path))
+    assert status == 0
+    assert document["command"] == "pytest -x -q"  # the plan, as approved
+    assert document["runs"] == "pytest -x -q --ff"
+    assert document["failedFirst"] == "--ff added: failed first"
+
+
+@pytest.mark.parametrize(
+    ("ini", "why"),
+    [
+        ("addopts = -p no:cacheprovider", "addopts has -p no:cacheprovider (pytest.ini)"),
+        ("addopts = --lf", "addopts already says --lf (pytest.ini)"),
+    ],
+)
+def test_explain_says_why_not(tmp_path: Path, ini: str, why: str) -> None:
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\n{ini}\n")
+    _, document = run_explain(str(tmp_path))
+    assert document["runs"] == "pytest -x -q"
+    assert document["failedFirst"] == f"failed first: not added: {why}"
+
+
+def test_explain_honours_the_project_files_switch(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / ".lsp-verify.toml").write_text("failedFirst = false\n")
+    _, document = run_explain(str(tmp_path))
+    assert document["runs"] == "pytest -x -q"
+    assert document["failedFirst"] == "failed first: off (failedFirst is false)"
+    assert document["messages"] == []

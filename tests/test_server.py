@@ -425,6 +425,8 @@ async def test_pytest_failure_lands_on_the_assertion_line(project: Path, state: 
         assert "tests/test_a.py::test_sum" in located.message
         assert "assert 2 == 3" in located.message
         assert located.source == "verify"
+        # The located one streams while the run goes; the summary comes with its end.
+        await s.wait_for(lambda: s.diagnostics(saved), what="the summary")
         [summary] = s.diagnostics(saved)
         assert summary.message.startswith("verify failed (exit 1):\n")
 

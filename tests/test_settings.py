@@ -117,6 +117,8 @@ WRONG: list[tuple[str, object, str, str]] = [
     ("autoDetect", "yes", "'yes'", "true"),
     ("autoDetect", 1, "1", "true"),
     ("autoDetect", None, "null", "true"),
+    ("failedFirst", "no", "'no'", "true"),
+    ("failedFirst", 0, "0", "true"),
     ("confirm", "sometimes", "'sometimes'", "'onChange'"),
     ("confirm", "onchange", "'onchange'", "'onChange'"),
     ("confirm", False, "false", "'onChange'"),
@@ -131,6 +133,7 @@ FIELDS = {
     "tailLines": "tail_lines",
     "autoDetect": "auto_detect",
     "confirm": "confirm",
+    "failedFirst": "failed_first",
 }
 
 
@@ -304,7 +307,14 @@ def test_project_file_never_yields_the_users_keys(tmp_path: Path) -> None:
 
 
 def test_the_repository_keys_are_the_spec_list() -> None:
-    assert sorted(REPOSITORY_KEYS) == ["command", "globs", "runOn", "tailLines", "timeoutMs"]
+    assert sorted(REPOSITORY_KEYS) == [
+        "command",
+        "failedFirst",
+        "globs",
+        "runOn",
+        "tailLines",
+        "timeoutMs",
+    ]
     assert REPOSITORY_KEYS.issubset(KEYS) and set(KEYS) != REPOSITORY_KEYS
 
 
@@ -396,3 +406,16 @@ def test_load_project_file_never_raises(data: bytes) -> None:
         loaded = load_project_file(folder)
         assert loaded is not None and loaded.data == data
         effective_settings(None, loaded)
+
+
+def test_failed_first_is_a_switch_a_repository_may_turn_off() -> None:
+    """It only orders the tests the approved command runs anyway: the project file may say."""
+    assert parse_settings({"failedFirst": False}).values == {"failed_first": False}
+    assert effective_settings(None, None).failed_first is True
+    project = ProjectFile(
+        "/p/.lsp-verify.toml", b"", parse_settings({"failedFirst": False}, PROJECT_FILE)
+    )
+    assert project.parsed.messages == ()
+    assert effective_settings(None, project).failed_first is False
+    editor = parse_settings({"failedFirst": True})
+    assert effective_settings(editor, project).failed_first is True

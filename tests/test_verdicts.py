@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.lsp_session import server_env
-from tests.raw_client import RawServer, frame
+from tests.raw_client import RawServer, did_save, frame, show_last_run
 
 BIN = os.path.dirname(sys.executable)
 Layout = Callable[[Path, bool], str]  # (folder, failing) -> the bare command
@@ -251,19 +251,41 @@ def env_for(state: Path, folder: Path) -> dict[str, str]:
     return env
 
 
-def through_the_server(folder: Path, state: Path, env: dict[str, str]) -> dict[str, Any]:
+# The test file of each pytest layout: saved, it runs alone first (the quick phase).
+SAVED = {
+    "pytest.ini pythonpath": "tests/test_calc.py",
+    "pyproject pythonpath": "tests/test_calc.py",
+    "setup.cfg pythonpath": "tests/test_calc.py",
+    "tox.ini pythonpath": "tests/test_calc.py",
+    "rootdir conftest": "tests/test_answer.py",
+    "import-mode importlib": "b/test_same.py",
+}
+
+
+def through_the_server(
+    folder: Path, state: Path, env: dict[str, str], saved: str | None = None
+) -> dict[str, Any]:
+    """The record of verify.runNow, or of a save of `saved`."""
     server = RawServer(state, env=env)
     try:
         server.started(folder, options={"verify": {"confirm": "never", "timeoutMs": 120000}})
-        server.send(
-            frame(
-                {
-                    "id": 2,
-                    "method": "workspace/executeCommand",
-                    "params": {"command": "verify.runNow", "arguments": []},
-                }
+        if saved is not None:
+            server.send(did_save((folder / saved).as_uri()))
+            while True:
+                status = server.notification("verify/status", timeout=150)["params"]
+                if status["state"] == "idle" and status["lastOutcome"]:
+                    break
+            server.send(show_last_run(2))
+        else:
+            server.send(
+                frame(
+                    {
+                        "id": 2,
+                        "method": "workspace/executeCommand",
+                        "params": {"command": "verify.runNow", "arguments": []},
+                    }
+                )
             )
-        )
         record: dict[str, Any] = server.response(2, timeout=150)["result"]
         assert server.finish() == 0
         return record
@@ -306,4 +328,15 @@ def test_the_verdict_is_the_bare_commands(
         assert check.returncode == bare.returncode, said
         assert record["exitCode"] == bare.returncode, record
     assert record["outcome"] == ("failed" if failing else "passed")
+    if command.startswith("pytest"):
+        # Failed first is on by default: the same verdict with --ff, after the bare run
+        # left its failures in pytest's cache.
+        assert record["command"] == command + " --ff", record
+        assert record["failedFirst"] == "--ff added: failed first"
+        # A save of the test file runs it alone first; the verdict is still the bare one.
+        shutil.rmtree(folder / ".pytest_cache", ignore_errors=True)
+        saved = through_the_server(folder, state, env, SAVED[layout])
+        assert saved["phases"][0]["phase"] == "quick", saved
+        assert saved["exitCode"] == bare.returncode, saved
+        assert saved["outcome"] == record["outcome"]
     assert "/lsp-verify-" not in said + "\n".join(record["tail"])  # no temp path of ours

@@ -36,6 +36,13 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--command", help="run this command instead of the planned one")
     check.add_argument("--timeout-ms", type=int, help="kill the run after this many ms")
     check.add_argument("--tail-lines", type=int, help="keep this many trailing output lines")
+    check.add_argument(
+        "--no-failed-first",
+        dest="failed_first",
+        action="store_false",
+        default=None,
+        help="run the command exactly as planned: no --ff for pytest",
+    )
 
     for name, text in (
         ("approve", "approve the plan of a folder so the server runs it without asking"),

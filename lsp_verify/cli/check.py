@@ -45,6 +45,8 @@ def check_main(args: argparse.Namespace) -> int:
         cli_values["timeoutMs"] = args.timeout_ms
     if args.tail_lines is not None:
         cli_values["tailLines"] = args.tail_lines
+    if getattr(args, "failed_first", None) is False:
+        cli_values["failedFirst"] = False
     editor = parse_settings(cli_values, origin="command line")
     if editor.messages:
         for message in editor.messages:

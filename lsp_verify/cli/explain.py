@@ -6,10 +6,11 @@ import json
 import os
 import sys
 
+from lsp_verify.arrange import arrangement_json
 from lsp_verify.cli import folder_problem
 from lsp_verify.plan import make_plan, plan_to_json
 from lsp_verify.project_file import load_project_file
-from lsp_verify.settings import SettingsMessage
+from lsp_verify.settings import SettingsMessage, effective_settings
 
 EXIT_USAGE = 2
 
@@ -30,7 +31,8 @@ def explain_main(dir: str) -> int:
     folder = os.path.abspath(dir)
     project = load_project_file(folder)
     plan = make_plan(folder, None, project=project)
-    document = plan_to_json(plan)
+    enabled = effective_settings(None, project).failed_first
+    document = {**plan_to_json(plan), **arrangement_json(plan, enabled)}
     messages = project.parsed.messages if project is not None else ()
     document["messages"] = [message_text(m) for m in messages]
     print(json.dumps(document, indent=2))

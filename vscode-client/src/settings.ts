@@ -12,6 +12,7 @@ export const SERVER_SETTING_KEYS = [
     'tailLines',
     'autoDetect',
     'confirm',
+    'failedFirst',
 ] as const;
 
 /**

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 
 import { describe, expect, it } from 'vitest';
 
-import { USER_ONLY_KEYS, serverSettings, verifySettings } from '../src/settings';
+import { SERVER_SETTING_KEYS, USER_ONLY_KEYS, serverSettings, verifySettings } from '../src/settings';
 import { mock } from './mocks/vscode';
 import { workspace } from './mocks/vscode';
 
@@ -75,7 +75,31 @@ describe("settings the workspace supplies are the repository's", () => {
         mock.set('verify.timeoutMs', 5000, 'workspaceValue');
         mock.set('verify.runOn', 'manual', 'workspaceValue');
         mock.set('verify.tailLines', 10, 'workspaceValue');
-        expect(config()).toEqual({ globs: ['*.py'], timeoutMs: 5000, runOn: 'manual', tailLines: 10 });
+        mock.set('verify.failedFirst', false, 'workspaceValue');
+        expect(config()).toEqual({
+            globs: ['*.py'],
+            timeoutMs: 5000,
+            runOn: 'manual',
+            tailLines: 10,
+            failedFirst: false,
+        });
+    });
+
+    it("sends failedFirst only where it is set: the default stays the server's", () => {
+        expect(config()).toEqual({});
+        mock.set('verify.failedFirst', false);
+        expect(config()).toEqual({ failedFirst: false });
+    });
+
+    it('contributes every server setting in package.json, failedFirst with its default', () => {
+        const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+            contributes: { configuration: { properties: Record<string, { default?: unknown }> } };
+        };
+        const properties = manifest.contributes.configuration.properties;
+        for (const key of SERVER_SETTING_KEYS) {
+            expect(properties).toHaveProperty([`verify.${key}`]);
+        }
+        expect(properties['verify.failedFirst']?.default).toBe(true);
     });
 
     it("in Restricted Mode sends the user's command, which VS Code still honours", () => {

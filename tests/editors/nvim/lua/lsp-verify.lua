@@ -8,7 +8,7 @@ M.defaults = {
   -- How to start the server; "lsp-verify" must be on PATH (or give the full path).
   cmd = { "lsp-verify" },
   -- The `verify` settings (command, globs, timeoutMs, runOn, tailLines, autoDetect,
-  -- confirm). Empty: the project decides (.lsp-verify.toml, its script, the detector),
+  -- confirm, failedFirst). Empty: the project decides (.lsp-verify.toml, its script, the detector),
   -- and you are asked before a repository's command first runs.
   settings = {},
   -- The nearest folder holding one of these is the project root.
