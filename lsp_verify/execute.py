@@ -65,9 +65,11 @@ async def execute_plan(
     on_line: Callable[[str], None] | None = None,
     on_spawn: Callable[[int], None] | None = None,
     on_problem: Callable[[Problem], None] | None = None,
+    on_phase: Callable[[str, str], None] | None = None,
 ) -> Record:
     """Run `plan` with `settings` and return its record; never raises for user errors.
-    `on_problem` hears of each located problem as soon as the output completes it.
+    `on_problem` hears of each located problem as soon as the output completes it;
+    `on_phase` of each phase (its name and the command as it runs) as it starts.
 
     saved: the absolute path of the file whose save triggered the run. When it is a test
     file the run collects, it runs alone first (`arrange.Quick`): its failures reach
@@ -81,6 +83,8 @@ async def execute_plan(
 
     async def phase(name: Literal["quick", "full"], command: str) -> Record:
         nonlocal phases
+        if on_phase is not None:
+            on_phase(name, command)
         result = await run_plan(
             _running(plan, command),
             timeout_ms=settings.timeout_ms,

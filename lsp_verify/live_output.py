@@ -1,7 +1,8 @@
 """A run's output, streamed to a client that asked for it (`liveOutput` initialization option).
 
 `verify/output` notifications, in order, per run:
-- `{"run", "folder", "kind": "begin", "command", "trigger"}`;
+- `{"run", "folder", "kind": "begin", "phase", "command", "trigger"}`, before each phase
+  (`quick`, the saved test file alone, then `full`), with the command as it runs;
 - `{"run", "folder", "kind": "lines", "lines": [...]}`, batched at most every `INTERVAL`;
 - `{"run", "folder", "kind": "end", "outcome", "exitCode", "durationMs", "omitted"}`.
 
@@ -37,7 +38,6 @@ class OutputStream:
         self,
         send: Send,
         folder: str,
-        command: str,
         trigger: str,
         *,
         interval: float = INTERVAL,
@@ -57,8 +57,16 @@ class OutputStream:
         self._full = False  # the run's budget is spent: one notice, then only the count
         self._full_said = False
         self._throttle = Throttle(interval, self._flush, eager=False)
+        self._trigger = trigger
         self._closed = False
-        self._emit({"kind": "begin", "command": command, "trigger": trigger})
+
+    def begin(self, phase: str, command: str) -> None:
+        """A phase starts (`full`, or `quick` before it): its command as it runs."""
+        if self._closed:
+            return
+        self._throttle.now()  # what the phase before printed comes first
+        payload = {"kind": "begin", "phase": phase, "command": command, "trigger": self._trigger}
+        self._emit(payload)
 
     def line(self, text: str) -> None:
         if self._closed:

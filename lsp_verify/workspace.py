@@ -168,7 +168,7 @@ class Workspace(Folders):
         span: list[float | None] = [time.time(), None]
         folder.run_spans.append(span)
         live = self._live_problems(folder)
-        output = self._output_stream(folder, plan.command, request.trigger)
+        output = self._output_stream(folder, request.trigger)
         listeners: list[Callable[[str], None]] = []
         if progress is not None:
             listeners.append(progress.line)
@@ -184,6 +184,7 @@ class Workspace(Folders):
                 cancel=request.cancel,
                 on_line=_each(listeners),
                 on_problem=live.add,
+                on_phase=output.begin if output is not None else None,
             )
             outcome = record.outcome
             if output is not None:
@@ -244,13 +245,13 @@ class Workspace(Folders):
             return f"you chose not to run it; {HOW_TO_APPROVE}"
         return f"the question was dismissed; {HOW_TO_APPROVE}"
 
-    def _output_stream(self, folder: Folder, command: str, trigger: str) -> OutputStream | None:
+    def _output_stream(self, folder: Folder, trigger: str) -> OutputStream | None:
         """The run's output for a client that opted in (`liveOutput`), else None."""
         if not self.options.live_output:
             return None
         from lsp_verify.live_output import OutputStream
 
-        return OutputStream(self.ui.send_output, folder.uri, command, trigger)
+        return OutputStream(self.ui.send_output, folder.uri, trigger)
 
     def _live_problems(self, folder: Folder) -> LiveProblems:
         """Streams a run's located failures to the editor while it goes (pull clients are

@@ -29,7 +29,7 @@ async def test_an_opted_in_client_gets_the_output_in_order(project: Path, state:
     seen = await run_with(project, state, {"command": COUNTED, "liveOutput": True})
     kinds = [x["kind"] for x in seen]
     assert kinds[0] == "begin" and kinds[-1] == "end" and set(kinds[1:-1]) == {"lines"}
-    assert seen[0]["command"] == COUNTED and seen[0]["trigger"] == "runNow"
+    assert (seen[0]["phase"], seen[0]["command"], seen[0]["trigger"]) == ("full", COUNTED, "runNow")
     assert seen[0]["folder"] == project.as_uri()
     assert len({x["run"] for x in seen}) == 1
     lines = [line for x in seen if x["kind"] == "lines" for line in x["lines"]]
@@ -55,7 +55,7 @@ def said(sent: list[dict[str, Any]]) -> list[str]:
 
 async def test_a_burst_is_cut_to_a_batch_and_the_cut_is_said() -> None:
     sent: list[dict[str, Any]] = []
-    stream = OutputStream(sent.append, "file:///p", "burst", "save", max_batch=1000)
+    stream = OutputStream(sent.append, "file:///p", "save", max_batch=1000)
     for n in range(100_000):
         stream.line(f"{n:08d} " + "x" * 5000)  # each cut to 2000 characters
     await asyncio.sleep(0.2)
@@ -69,7 +69,7 @@ async def test_a_burst_is_cut_to_a_batch_and_the_cut_is_said() -> None:
 
 async def test_a_flood_stops_at_the_runs_budget_and_says_so_once() -> None:
     sent: list[dict[str, Any]] = []
-    stream = OutputStream(sent.append, "file:///p", "flood", "save", max_run=5000)
+    stream = OutputStream(sent.append, "file:///p", "save", max_run=5000)
     for _ in range(5):
         for n in range(100_000):
             stream.line(f"{n:08d} " + "x" * 100)
@@ -103,3 +103,24 @@ async def test_a_flood_through_the_server_reaches_the_client_bounded(
         last = "[... the rest of this run's output is not shown here ...]"
         assert sum(len(line) + 1 for line in lines if line != last) <= MAX_RUN
         assert s.outputs[-1]["omitted"] > 0
+
+
+async def test_each_phase_begins_with_the_command_as_it_runs(tmp_path: Path, state: Path) -> None:
+    # A saved test file runs alone first (the quick phase), then the whole suite with --ff.
+    project = tmp_path / "py"
+    project.mkdir()
+    (project / "pytest.ini").write_text("[pytest]\n")
+    (project / "test_a.py").write_text("def test_a():\n    assert True\n")
+    (project / "test_b.py").write_text("def test_b():\n    assert False\n")
+    command = "python -m pytest -q"
+    options = {"command": command, "liveOutput": True}
+    async with session(project, state=state, init_options=options) as s:
+        s.save("test_a.py")
+        await s.wait_for(lambda: any(x["kind"] == "end" for x in s.outputs), what="end")
+        begins = [(x["phase"], x["command"]) for x in s.outputs if x["kind"] == "begin"]
+        assert begins == [
+            ("quick", "python -m pytest test_a.py -q --ff"),
+            ("full", "python -m pytest -q --ff"),
+        ]
+        assert len({x["run"] for x in s.outputs}) == 1
+        assert s.outputs[-1]["outcome"] == "failed"

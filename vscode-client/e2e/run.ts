@@ -306,6 +306,16 @@ class Harness {
         await until('the editor to be saved', async () => (await this.page.locator('.tab.active.dirty').count()) === 0);
     }
 
+    /** Ctrl+. on the cursor's line, once the menu lists `title`; the menu's locator. */
+    async quickFixes(title: string) {
+        const menu = this.page.locator('.action-widget');
+        await this.attempts(`the quick fixes listing "${title}"`, 5, async () => {
+            await this.page.keyboard.press('Control+.');
+            await menu.locator('[role="option"]', { hasText: title }).first().waitFor({ timeout: 5_000 });
+        });
+        return menu;
+    }
+
     async problems(): Promise<string[]> {
         const panel = this.page.locator('.markers-panel');
         if (!(await panel.isVisible())) {
@@ -442,6 +452,29 @@ async function main(): Promise<void> {
                 return rows.some((row) => row.includes('verify failed (exit 1)')) ? rows : undefined;
             });
             console.log(`      problems: ${problems.map((row) => row.replace(/\s+/g, ' ').slice(0, 60)).join(' | ')}`);
+        });
+
+        await h.step('light-bulb-show-output-and-run-again', async () => {
+            await h.openFile('test_calc.py');
+            await h.goToLine(ASSERT_LINE);
+            // The quick-fix menu on the failing line offers verify's own actions.
+            const menu = await h.quickFixes("Show the run's output");
+            await h.shot('light-bulb');
+            await menu.locator('[role="option"]', { hasText: "Show the run's output" }).first().click();
+            const output = h.page.locator('.part.panel .monaco-editor .view-lines').first();
+            await until('the run output in the Verify Runs channel', async () => {
+                const shown = (await output.innerText()).replace(/\u00a0/g, ' ');
+                // The channel shows its last lines: the run's end, after pytest's own summary.
+                return /1 failed/.test(shown) && /── failed \(exit 1\) in/.test(shown) ? shown : undefined;
+            });
+            await h.shot('run-output');
+            await h.openFile('test_calc.py');
+            await h.goToLine(ASSERT_LINE);
+            const again = await h.quickFixes('Run verify again');
+            await again.locator('[role="option"]', { hasText: 'Run verify again' }).first().click();
+            await h.waitForStatus(/verify: running/, 10_000);
+            await h.waitForStatus(/verify: failed \(\d+\)/);
+            await h.lastRunRecord(/"trigger": "runNow"/, /"outcome": "failed"/);
         });
 
         await h.step('run-now-and-show-last-run', async () => {

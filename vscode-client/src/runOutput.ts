@@ -11,7 +11,7 @@ export interface Sink {
 }
 
 type Message =
-    | { kind: 'begin'; run: number; folder: string; command: string; trigger: string }
+    | { kind: 'begin'; run: number; folder: string; phase: string; command: string; trigger: string }
     | { kind: 'lines'; run: number; folder: string; lines: string[] }
     | {
           kind: 'end';
@@ -39,6 +39,7 @@ export function parseOutput(value: unknown): Message | undefined {
                 kind: 'begin',
                 run,
                 folder,
+                phase: String(raw.phase ?? 'full'),
                 command: String(raw.command ?? ''),
                 trigger: String(raw.trigger ?? ''),
             };
@@ -68,6 +69,9 @@ function folderName(uri: string): string {
 
 /** Writes what the server streams to `sink`, one block per run. */
 export class RunOutput {
+    /** The run whose quick phase was shown last: its full phase is a continuation. */
+    private quickRun: number | undefined;
+
     constructor(private readonly sink: Sink) {}
 
     show(): void {
@@ -80,12 +84,20 @@ export class RunOutput {
             return;
         }
         switch (message.kind) {
-            case 'begin':
+            case 'begin': {
+                if (message.phase !== 'quick' && this.quickRun === message.run) {
+                    // The whole suite after the saved file's quick phase: same run, no blank line.
+                    this.sink.appendLine(`── then the whole suite: ${message.command} ──`);
+                    return;
+                }
+                this.quickRun = message.phase === 'quick' ? message.run : undefined;
+                const phase = message.phase === 'quick' ? 'the saved test file first, ' : '';
                 this.sink.appendLine('');
                 this.sink.appendLine(
-                    `── verify: ${message.command}  (${message.trigger}, ${folderName(message.folder)}) ──`,
+                    `── verify: ${message.command}  (${phase}${message.trigger}, ${folderName(message.folder)}) ──`,
                 );
                 return;
+            }
             case 'lines':
                 for (const line of message.lines) {
                     this.sink.appendLine(line);

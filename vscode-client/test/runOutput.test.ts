@@ -20,7 +20,7 @@ function sink() {
 describe('RunOutput', () => {
     it('writes a header, the lines in order and the outcome', () => {
         const { lines, runs } = sink();
-        runs.handle({ run: 1, folder: FOLDER, kind: 'begin', command: 'pytest -x -q', trigger: 'save' });
+        runs.handle({ run: 1, folder: FOLDER, kind: 'begin', phase: 'full', command: 'pytest -x -q', trigger: 'save' });
         runs.handle({ run: 1, folder: FOLDER, kind: 'lines', lines: ['collected 2 items', 'F.'] });
         runs.handle({ run: 1, folder: FOLDER, kind: 'lines', lines: ['1 failed'] });
         runs.handle({
@@ -39,6 +39,20 @@ describe('RunOutput', () => {
             'F.',
             '1 failed',
             '── failed (exit 1) in 1.23 s ──',
+        ]);
+    });
+
+    it('shows the quick phase, then the whole suite, as one run', () => {
+        const { lines, runs } = sink();
+        const begin = { run: 3, folder: FOLDER, kind: 'begin', trigger: 'save' };
+        runs.handle({ ...begin, phase: 'quick', command: 'pytest tests/test_a.py -x -q --ff' });
+        runs.handle({ run: 3, folder: FOLDER, kind: 'lines', lines: ['1 passed'] });
+        runs.handle({ ...begin, phase: 'full', command: 'pytest -x -q --ff' });
+        expect(lines).toEqual([
+            '',
+            '── verify: pytest tests/test_a.py -x -q --ff  (the saved test file first, save, my project) ──',
+            '1 passed',
+            '── then the whole suite: pytest -x -q --ff ──',
         ]);
     });
 
