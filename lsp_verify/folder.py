@@ -13,12 +13,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections import deque
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from lsp_verify.diagnostics import Diagnostics
+from lsp_verify.held import Holds, settle
+from lsp_verify.ignore import IgnoreRules
+from lsp_verify.loopguard import LoopGuard
 from lsp_verify.project_file import ProjectFile, load_project_file
 from lsp_verify.settings import (
     PROJECT_FILE,
@@ -95,9 +97,9 @@ class Folder:
         self._project: _ProjectCache | None = None
         self._settings: _SettingsCache | None = None
         self._plan: _PlanCache | None = None
-        # Wall-clock spans of this folder's recent runs (end None while running): a file that
-        # changed inside one, and that the client does not have open, was written by the run.
-        self.run_spans: deque[list[float | None]] = deque(maxlen=8)
+        self.holds = Holds()  # triggers waiting for the settings
+        self.ignore = IgnoreRules(path)  # what never triggers
+        self.guard = LoopGuard()  # what the folder's own runs write triggers once
 
     def project(self) -> ProjectFile | None:
         """`.lsp-verify.toml`, read again only when its stat changes; its problems are
@@ -165,22 +167,6 @@ class Folder:
         return record.document or path_to_uri(
             os.path.join(self.path, record.manifest or PROJECT_FILE)
         )
-
-    def written_by_a_run(self, path: str) -> bool:
-        """Did the file change while one of this folder's runs was going? Test runs write
-        files (coverage data, reports); re-running for those would never stop."""
-        try:
-            mtime = os.stat(path).st_mtime
-        except OSError:
-            return False
-        for start, end in self.run_spans:
-            assert start is not None
-            if start <= mtime and (end is None or mtime <= end + RUN_SPAN_GRACE):
-                return True
-        return False
-
-
-RUN_SPAN_GRACE = 1.0  # seconds after a run in which its own writes may still be reported
 
 
 class Folders:
@@ -372,18 +358,19 @@ class Folders:
             self.ui.show_warning(text)
 
     async def wait_for_pending(self, uri: str | None) -> None:
-        """A pull waits for the queued or running run of the document's folder (all folders
-        for a workspace pull): that run saw the latest change. Bounded by timeoutMs."""
+        """A pull waits for the triggers the document's folder holds (all folders for a
+        workspace pull), then for its queued or running run: that run saw the latest change.
+        Bounded by timeoutMs (the settings' once known)."""
         folders = list(self.folders.values())
         if uri is not None:
             folder = self.folder_of_uri(uri)[0]
             folders = [folder] if folder is not None else []
         waits = []
         for folder in folders:
-            pending = folder.verifier.pending()
-            if pending is not None:
-                limit = folder.settings().timeout_ms / 1000 + 5
-                waits.append(asyncio.wait_for(asyncio.shield(pending), limit))
+            if folder.holds.count or folder.verifier.pending() is not None:
+                settings = folder.settings() if folder.ready.is_set() else Settings()
+                limit = settings.timeout_ms / 1000 + 5
+                waits.append(asyncio.wait_for(settle(folder.holds, folder.verifier), limit))
         if waits:
             await asyncio.gather(*waits, return_exceptions=True)
 

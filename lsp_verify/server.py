@@ -181,7 +181,11 @@ SERVER = VerifyServer()
 
 @SERVER.feature(types.INITIALIZE)
 def initialize(ls: VerifyServer, params: types.InitializeParams) -> None:
-    options = parse_init_options(params.initialization_options, ls.has("text_document.diagnostic"))
+    options = parse_init_options(
+        params.initialization_options,
+        ls.has("text_document.diagnostic"),
+        ls.has("workspace.diagnostics.refresh_support"),
+    )
     # relatedInformation only for a client that says it shows it; else it joins the message.
     related = ls.has("text_document.publish_diagnostics.related_information") or ls.has(
         "text_document.diagnostic.related_information"
@@ -189,8 +193,10 @@ def initialize(ls: VerifyServer, params: types.InitializeParams) -> None:
     options = dataclasses.replace(options, related=related)
     ls.verify.options = options
     if options.pull:
-        # Only a client that pulls is told the server answers pulls: one that gets pushes
-        # too would keep a pulled copy that no push ever clears.
+        # Only a client that pulls is told the server answers pulls. One that can be told to
+        # pull again gets no pushes (it would keep two copies); one that cannot (no
+        # refreshSupport: opencode) gets both, or a run that ends after its pull gave up
+        # would never reach it.
         ls.feature(
             types.TEXT_DOCUMENT_DIAGNOSTIC,
             types.DiagnosticOptions(

@@ -301,10 +301,11 @@ _OPTION_KEYS = ("workspaceTrusted", "diagnosticMode", "liveOutput")
 @dataclass(frozen=True)
 class InitOptions:
     """initializationOptions: the `verify` settings (a section or the bare keys), whether
-    the client trusts the workspace, and how diagnostics reach it. `pull` and `related`
-    (whether diagnostics may carry relatedInformation) are decided once the client's
-    capabilities are known. `live_output`: the client asked for each run's output as it
-    streams (`verify/output` notifications)."""
+    the client trusts the workspace, and how diagnostics reach it. `pull`, `push` and
+    `related` (whether diagnostics may carry relatedInformation) are decided once the
+    client's capabilities are known: a client that pulls but cannot be told to pull again
+    (no refreshSupport) gets pushes as well. `live_output`: the client asked for each run's
+    output as it streams (`verify/output` notifications)."""
 
     settings: object = None
     trusted: bool = True
@@ -312,9 +313,12 @@ class InitOptions:
     pull: bool = False
     live_output: bool = False
     related: bool = True
+    push: bool = True
 
 
-def parse_init_options(options: object, client_pulls: bool) -> InitOptions:
+def parse_init_options(
+    options: object, client_pulls: bool, client_refreshes: bool = False
+) -> InitOptions:
     """initializationOptions: `{"verify": {...}, "workspaceTrusted": .., "diagnosticMode": ..,
     "liveOutput": ..}`, or the settings keys bare beside the flags, or a bare command string."""
     trusted = _trusted_flag(options)
@@ -330,7 +334,9 @@ def parse_init_options(options: object, client_pulls: bool) -> InitOptions:
             value = {k: v for k, v in options.items() if k not in _OPTION_KEYS} or None
     pull = mode == "pull" or (mode == "auto" and client_pulls)
     live = isinstance(options, dict) and options.get("liveOutput") is True
-    return InitOptions(value, True if trusted is None else trusted, mode, pull, live)
+    push = not pull or not client_refreshes
+    trusted_ = True if trusted is None else trusted
+    return InitOptions(value, trusted_, mode, pull, live_output=live, push=push)
 
 
 def apply_config_change(options: InitOptions, settings: object) -> InitOptions:

@@ -252,6 +252,7 @@ class Transport:
         finally:
             # stdin EOF, exit, SIGTERM: nothing the server started may outlive it.
             self.handlers.closing = True
+            loop.set_exception_handler(_quiet_when_cancelled)
             await self.handlers.close_all()
         if code is not None:
             raise SystemExit(code)
@@ -299,6 +300,15 @@ def _why(exc: Exception) -> str:
     if isinstance(cause, ClassValidationError):
         return f"{exc}: " + "; ".join(transform_error(cause)[:3])
     return f"{type(exc).__name__}: {exc}"
+
+
+def _quiet_when_cancelled(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """While the server closes, the handlers still awaiting the client (a watcher
+    registration, a pull) are cancelled, and pygls' callback re-raises each CancelledError:
+    that is the end of the server, not an error worth a traceback."""
+    if isinstance(context.get("exception"), asyncio.CancelledError):
+        return
+    loop.default_exception_handler(context)
 
 
 class _NoDeserializeTraceback(logging.Filter):

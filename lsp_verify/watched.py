@@ -1,10 +1,10 @@
 """Files changed on disk (workspace/didChangeWatchedFiles): which changes trigger a run.
 
-A change triggers its folder unless it lies in a folder that never triggers (version
-control, environments, caches, build output: NEVER_TRIGGERS), misses the globs, or was
-written by one of the folder's own runs. A notification can hold 100 000 changes (a
-checkout, an install), so each folder is triggered once per notification, for its newest
-change that triggers.
+A change triggers its folder unless the folder's ignore rules cover it (version control,
+environments, caches, build output, what its `.gitignore` files ignore: see ignore.py),
+it misses the globs, or the loop guard drops it (see loopguard.py). A notification can hold
+100 000 changes (a checkout, an install), so each folder is triggered once per
+notification, for its newest change that triggers.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lsp_verify.globs import matches_any
+from lsp_verify.ignore import Chain, never_triggers_name
 from lsp_verify.settings import Settings
 from lsp_verify.uris import relative_to, uri_to_path
 
@@ -23,52 +24,24 @@ if TYPE_CHECKING:
     from lsp_verify.workspace import Workspace
 
 DELETED = 3  # FileChangeType.Deleted
-# Folders whose changes never trigger a run: version control, environments, caches, build
-# output, and what test runs themselves write.
-NEVER_TRIGGERS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        ".venv",
-        "venv",
-        "__pycache__",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".tox",
-        ".nox",
-        ".hypothesis",
-        "build",
-        "dist",
-        "target",
-        ".eggs",
-        "htmlcov",
-        ".nyc_output",
-        "coverage",
-        ".next",
-        ".cache",
-    }
-)
 
 
 def trigger_changed(ws: Workspace, changes: Sequence[tuple[str, int]]) -> None:
     """Files changed on disk: (uri, FileChangeType) as workspace/didChangeWatchedFiles
     reports them.
 
-    A change triggers its folder unless it lies in a folder that never triggers
-    (NEVER_TRIGGERS), misses the globs, or was written by one of the folder's runs. Each
+    A change triggers its folder unless the folder's ignore rules cover it, it misses the
+    globs, or the loop guard drops it. Each
     folder is triggered once per notification, for its newest change that triggers (a
     queued run takes the newest trigger anyway), so that 100 000 changes (a checkout, an
     install) cost little more than one: the changes are looked at newest first, each
-    folder's only until one triggers; what a directory says (its folder, whether it never
-    triggers) is worked out once; the settings are read once per folder; and only a
-    change that would trigger is stat'ed."""
+    folder's only until one triggers; what a directory says (its folder, the ignore rules
+    inside it) is worked out once; the settings are read once per folder; and only a change
+    that would trigger is stat'ed."""
     batches: dict[Folder, _Batch] = {}
     # By the URI up to its last "/" (one with nothing to decode, no query, no fragment):
     # that directory's path, and _watched_place of it.
-    places: dict[str, tuple[str, tuple[Folder, str, bool] | None]] = {}
+    places: dict[str, tuple[str, tuple[Folder, str, Chain | None] | None]] = {}
     folder_names = {path.rpartition("/")[2] for path in ws.folders}
     settled = 0
     for uri, kind in reversed(changes):
@@ -87,7 +60,9 @@ def trigger_changed(ws: Workspace, changes: Sequence[tuple[str, int]]) -> None:
         folder = ws.folders.get(f"{directory}/{name}") if name in folder_names else None
         if folder is not None:  # the workspace folder itself
             rel = "."
-        elif place is None or place[2] or never_triggers_name(name):
+        elif (
+            place is None or place[2] is None or never_triggers_name(name) or place[2].ignores(name)
+        ):
             continue
         else:
             folder, rel = place[0], place[1] + name
@@ -107,16 +82,16 @@ def trigger_changed(ws: Workspace, changes: Sequence[tuple[str, int]]) -> None:
         _trigger(ws, batch)
 
 
-def _place(ws: Workspace, directory: str) -> tuple[Folder, str, bool] | None:
-    """The folder holding `directory`, the prefix of its files' relative paths, and
-    whether changes in it never trigger."""
+def _place(ws: Workspace, directory: str) -> tuple[Folder, str, Chain | None] | None:
+    """The folder holding `directory`, the prefix of its files' relative paths, and the
+    ignore rules inside it (None when the directory itself is ignored)."""
     folder = ws.folder_of(directory)
     rel = relative_to(folder.path, directory) if folder is not None else None
     if folder is None or rel is None:
         return None
     if rel == ".":
-        return folder, "", False
-    return folder, rel + "/", never_triggers_dir(rel)
+        return folder, "", folder.ignore.chain("")
+    return folder, rel + "/", folder.ignore.chain(rel)
 
 
 def _offer(ws: Workspace, batch: _Batch, change: tuple[str, str, str, bool]) -> None:
@@ -131,9 +106,15 @@ def _offer(ws: Workspace, batch: _Batch, change: tuple[str, str, str, bool]) -> 
     path, rel, uri, exists = change
     if not matches_any(settings.globs, rel):
         return
-    if ws.ui.document_text(uri) is None and batch.folder.written_by_a_run(path):
-        return
+    echo = False
+    if ws.ui.document_text(uri) is None:
+        verdict = batch.folder.guard.verdict(path)
+        if verdict == "drop":
+            batch.folder.guard.dropped(uri)
+            return
+        echo = verdict == "echo"
     batch.triggers = True
+    batch.echo = batch.echo and echo
     if exists:  # the run's document: the newest change that triggers and still exists
         batch.document = uri
         batch.done = True
@@ -154,6 +135,7 @@ def _trigger(ws: Workspace, batch: _Batch) -> None:
 
         ws.when_ready(folder, when_ready)
     elif batch.triggers:
+        folder.guard.note(batch.echo)
         folder.verifier.trigger("save", batch.document)
 
 
@@ -161,16 +143,6 @@ def _trigger(ws: Workspace, batch: _Batch) -> None:
 # normpath would change.
 _NEEDS_URLPARSE = re.compile(r"[%?#\t\r\n]")
 _DOT_NAMES = frozenset({"", ".", ".."})
-
-
-def never_triggers_dir(rel: str) -> bool:
-    """Do changes under the folder-relative directory `rel` never trigger a run?"""
-    return any(p in NEVER_TRIGGERS or p.endswith(".egg-info") for p in rel.split("/"))
-
-
-def never_triggers_name(name: str) -> bool:
-    """Does a change of a file (or folder) so named never trigger a run, wherever it is?"""
-    return name in NEVER_TRIGGERS or name.endswith(".egg-info") or name.startswith(".coverage")
 
 
 @dataclass(eq=False)
@@ -181,5 +153,6 @@ class _Batch:
     settings: Settings | None  # None until the folder's settings are known
     waiting: list[tuple[str, str, str, bool]] = field(default_factory=list)  # until then
     triggers: bool = False
+    echo: bool = True  # every change that triggers may be a run's own output
     document: str | None = None
     done: bool = False

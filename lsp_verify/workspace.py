@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+from lsp_verify.approval import HOW_TO_APPROVE, approval_entries, cannot_ask, is_cannot_ask
 from lsp_verify.diagnostics import record_entries
 from lsp_verify.folder import Folder, Folders
 from lsp_verify.globs import matches_any
@@ -38,10 +39,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("lsp_verify")
 
 RUN_ONCE, ALWAYS, DONT_RUN = "Run once", "Always for this plan", "Don't run"
-HOW_TO_APPROVE = (
-    "approve it with the verify.approve command or `lsp-verify approve`, "
-    "or set verify.command in the editor settings"
-)
 
 
 class Progress(Protocol):
@@ -84,9 +81,12 @@ class Workspace(Folders):
 
     def on_open(self, uri: str) -> None:
         """runOn "sync": an open or changed document whose text equals the file on disk
-        counts as a save (an agent wrote the file, then synced it)."""
+        counts as a save (an agent wrote the file, then synced it). A file whose change the
+        loop guard dropped was the client's after all: it triggers."""
         folder, path = self.folder_of_uri(uri)
         if folder is not None and path is not None:
+            if folder.guard.reclaim(uri):
+                self.when_ready(folder, functools.partial(self._gate, folder, path, uri, "save"))
             self.when_ready(folder, functools.partial(self._sync, folder, path, uri))
 
     def on_watched(self, changes: Sequence[tuple[str, int]]) -> None:
@@ -100,10 +100,14 @@ class Workspace(Folders):
         if folder.ready.is_set():
             action()
             return
+        release = folder.holds.hold()  # a pull meanwhile waits for it
 
         async def later() -> None:
-            await folder.ready.wait()
-            action()
+            try:
+                await folder.ready.wait()
+                action()
+            finally:
+                release()
 
         self.spawn(later())
 
@@ -113,6 +117,7 @@ class Workspace(Folders):
         if settings.run_on == "manual":
             return
         if matches_any(settings.globs, relative_to(folder.path, path) or ""):
+            folder.guard.note(False)
             folder.verifier.trigger(trigger, uri)
 
     def _sync(self, folder: Folder, path: str, uri: str) -> None:
@@ -142,6 +147,7 @@ class Workspace(Folders):
             return Record.not_started(
                 request.folder, request.trigger, "cancelled", "workspace folder was removed"
             )
+        echo = folder.guard.take()
         await folder.ready.wait()
         settings = folder.settings()
         plan = folder.plan()
@@ -165,8 +171,7 @@ class Workspace(Folders):
         self.send_status(folder)
         progress = self.ui.begin_progress(plan.command, request.cancel)
         outcome = "cancelled"
-        span: list[float | None] = [time.time(), None]
-        folder.run_spans.append(span)
+        span = folder.guard.begin(echo)
         live = self._live_problems(folder)
         output = self._output_stream(folder, request.trigger)
         listeners: list[Callable[[str], None]] = []
@@ -198,7 +203,7 @@ class Workspace(Folders):
             if outcome not in ("passed", "failed", "timed-out"):
                 live.withdraw()
             folder.phase = "gate"
-            span[1] = time.time()
+            span.end = time.time()
             if progress is not None:
                 progress.end(outcome)
 
@@ -226,7 +231,7 @@ class Workspace(Folders):
         if decision.action == "decline":
             return f"{decision.why}; {HOW_TO_APPROVE}"
         if not self.ui.can_ask():
-            return f"this editor cannot answer a question; {HOW_TO_APPROVE}"
+            return cannot_ask(folder.path)
         actions = [RUN_ONCE, *([ALWAYS] if decision.offer_always else []), DONT_RUN]
         text = "verify wants to run a command from this repository:\n" + "\n".join(describe(plan))
         folder.phase = "waiting"
@@ -277,12 +282,17 @@ class Workspace(Folders):
             folder.forget_plan()
         # Diagnostics first: they are what the user waits for; the log line can follow.
         if record.outcome == "passed":
-            self._replace_verify_layer(folder, {})
+            # The triggering document speaks even when its set was empty already: a client
+            # waiting for the verdict on the file it just wrote (an agent) gets it now.
+            document = record.document
+            self._replace_verify_layer(folder, {document: []} if document else {})
         elif record.failed:
             summary = folder.summary_uri(record)
             entries = record_entries(record, summary, self.line_text, self.options.related)
             self._replace_verify_layer(folder, entries)
-        # cancelled, declined, skipped and no-plan runs speak only through the record.
+        elif is_cannot_ask(record):
+            self._replace_verify_layer(folder, approval_entries(record, folder.summary_uri(record)))
+        # cancelled, skipped, no-plan and other declined runs speak only through the record.
         if self.options.pull and not self.closing:
             self.ui.refresh_pulls()
         self.log(log_line(record), "warning" if record.failed else "info")
@@ -304,7 +314,7 @@ class Workspace(Folders):
         return read_line(path, line) if path is not None else None
 
     def _publish(self, uri: str) -> None:
-        if not self.closing and not self.options.pull:
+        if not self.closing and self.options.push:
             self.ui.publish(uri, self.diagnostics.union_payloads(uri))
 
 

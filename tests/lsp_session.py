@@ -36,6 +36,7 @@ class Session:
         self.registrations: list[types.Registration] = []
         self.server_capabilities: types.ServerCapabilities | None = None
         self.answer: Answer = lambda params: None
+        self.configuration_delay = 0.0  # seconds before answering workspace/configuration
 
     def uri(self, rel: str, root: Path | None = None) -> str:
         return ((root or self.root) / rel).as_uri()
@@ -140,6 +141,15 @@ async def session(
             holder["s"].publishes.append((params.uri, list(params.diagnostics)))
 
         features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
+        answer_configuration = features[types.WORKSPACE_CONFIGURATION]
+
+        async def configuration(c: LanguageClient, params: types.ConfigurationParams) -> Any:
+            delay = holder["s"].configuration_delay if "s" in holder else 0.0
+            if delay:
+                await asyncio.sleep(delay)
+            return answer_configuration(c, params)
+
+        features[types.WORKSPACE_CONFIGURATION] = configuration
         register_lsp_features(client, features)
 
         @client.feature("verify/status")

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lsp_verify.globs import matches_any
+from lsp_verify.ignore import NEVER_TRIGGERS
 from lsp_verify.settings import parse_settings
 from lsp_verify.uris import relative_to, uri_to_path
-from lsp_verify.watched import NEVER_TRIGGERS
 from lsp_verify.workspace import Workspace
 
 FOLDERS = ["/w", "/w/sub", "/v"]
