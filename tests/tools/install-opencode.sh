@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs opencode (npm `opencode-ai`, pinned) into DIR for tests/agents/test_opencode.py,
+# which finds it in DIR/node_modules/.bin when LSP_VERIFY_OPENCODE=DIR. A DIR that has the
+# pinned version already is left alone, so CI can call this every time and download once.
+# The package ships its own binary for the platform (an optional dependency): no build step.
+set -euo pipefail
+
+version=1.18.33
+if [ "$#" -ne 1 ]; then
+    echo "usage: $0 DIR" >&2
+    exit 2
+fi
+dir=$1
+bin="$dir/node_modules/.bin/opencode"
+
+if [ -x "$bin" ] && [ "$("$bin" --version 2>/dev/null || true)" = "$version" ]; then
+    exit 0
+fi
+if ! command -v npm >/dev/null 2>&1; then
+    echo "$0: npm is not on PATH" >&2
+    exit 1
+fi
+
+mkdir -p "$dir"
+# A package.json of its own keeps npm from walking up and installing into an enclosing project.
+if [ ! -f "$dir/package.json" ]; then
+    printf '{\n  "name": "lsp-verify-opencode",\n  "private": true\n}\n' >"$dir/package.json"
+fi
+npm install --prefix "$dir" --no-audit --no-fund --save-exact "opencode-ai@$version"
+"$bin" --version >/dev/null
