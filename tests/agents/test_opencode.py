@@ -86,9 +86,17 @@ class Agent:
                 # fraction of the time.
                 "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                 "VERIFY_RUN_ENDS": str(self.run_ends),
+                # opencode's embedded npm: anything it would fetch fails here, at once.
+                "npm_config_registry": "http://127.0.0.1:9/",
             }
         )
         env.pop("LSP_VERIFY_NO_KEEPER", None)
+        # opencode installs @opencode-ai/plugin into its config folder in the background
+        # unless node_modules is there and the lock file lists it: say it is installed.
+        config = self.tmp / "xdg_config_home" / "opencode"
+        (config / "node_modules").mkdir(parents=True)
+        lock = {"packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}
+        (config / "package-lock.json").write_text(json.dumps(lock))
         return env
 
     def write(self, rel: str, text: str) -> Path:
@@ -146,6 +154,8 @@ class Agent:
             )
             assert result.returncode == 0, result.stderr[-4000:]
             assert not model.script, f"opencode stopped early: {result.stderr[-4000:]}"
+            fetched = list((self.tmp / "home").glob(".npm/_cacache/index-v5/*/*/*"))
+            assert not fetched, "opencode fetched packages from a registry"
             return model.turns
 
     def run_end_times(self) -> list[float]:
