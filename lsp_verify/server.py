@@ -319,7 +319,10 @@ async def pull_workspace(
 @SERVER.command("verify.runNow")
 async def run_now(ls: VerifyServer, *args: Any) -> Any:
     folder, document = await ls.verify.ready_target(uri_argument(args))
-    return (await folder.verifier.run_now(document)).to_json() if folder else None
+    if folder is None:
+        return None
+    folder.guard.note(False)  # asked for by the user: what it writes is no echo
+    return (await folder.verifier.run_now(document)).to_json()
 
 
 @SERVER.command("verify.cancel")

@@ -299,3 +299,29 @@ def test_a_signal_mid_run_kills_the_run_and_exits_0_quietly(
     text = stderr.read_text()
     assert "Traceback" not in text and "CancelledError" not in text, text
     assert os.path.exists(project)  # nothing removed on the way out
+
+
+async def test_a_run_now_joining_a_run_asked_for_by_echoes_is_the_user_s(
+    project: Path, state: Path
+) -> None:
+    # A report written by a run asks for one more run (an echo). verify.runNow joins that
+    # queued run: the user asked for it, so what it writes counts once more, as a save's would.
+    command = "echo run >> ../runs.log; date +%N > report.txt; sleep 0.5"
+    async with session(
+        project,
+        state=state,
+        capabilities=opencode_capabilities(),
+        init_options={"command": command},
+    ) as s:
+        report_path = project / "report.txt"
+        first = asyncio.ensure_future(s.command("verify.runNow", s.uri("test_answer.py")))
+        await s.wait_for(report_path.exists, what="the first run's report")
+        reported(s, report_path, types.FileChangeType.Changed)  # an echo: queues run 2
+        await s.wait_for(lambda: s.statuses and s.statuses[-1]["state"] == "queued", what="queued")
+        await s.command("verify.runNow")  # joins run 2
+        await first
+        reported(s, report_path, types.FileChangeType.Changed)  # run 2's report
+        await s.wait_for(lambda: len(s.run_logs()) == 3, what="the run run 2's report asked for")
+        reported(s, report_path, types.FileChangeType.Changed)  # run 3's: an echo of an echo
+        await asyncio.sleep(1.0)
+        assert len(s.run_logs()) == 3
