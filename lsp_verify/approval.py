@@ -3,17 +3,18 @@
 A client without `window/showMessageRequest` (a headless coding agent) cannot be asked to
 approve a repository's command. The run is declined, and the triggering document gets one
 Warning diagnostic that says what did not run and the exact command that approves it; the
-next run that does happen replaces it.
+next run that does happen replaces it, and approving the plan from the editor
+(`verify.approve`) withdraws it at once.
 """
 
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from lsprotocol import types
 
-from lsp_verify.diagnostics import SOURCE, Entry
+from lsp_verify.diagnostics import SOURCE, VERIFY, Diagnostics, Entry
 
 if TYPE_CHECKING:
     from lsp_verify.record import Record
@@ -50,3 +51,14 @@ def approval_entries(record: Record, uri: str) -> dict[str, list[Entry]]:
         code=CODE,
     )
     return {uri: [Entry(warning)]}
+
+
+def withdraw_warnings(store: Diagnostics, in_folder: Callable[[str], bool]) -> None:
+    """The plan was approved: the warnings that asked for it go, whatever else stays."""
+    for uri in sorted(store.uris(VERIFY)):
+        if not in_folder(uri):
+            continue
+        entries = store.entries(uri, VERIFY)
+        kept = [e for e in entries if e.diagnostic.code != CODE]
+        if len(kept) != len(entries) and store.set(uri, VERIFY, kept):
+            store.changed(uri)

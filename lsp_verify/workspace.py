@@ -20,7 +20,13 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from lsp_verify.approval import HOW_TO_APPROVE, approval_entries, cannot_ask, is_cannot_ask
+from lsp_verify.approval import (
+    HOW_TO_APPROVE,
+    approval_entries,
+    cannot_ask,
+    is_cannot_ask,
+    withdraw_warnings,
+)
 from lsp_verify.diagnostics import record_entries
 from lsp_verify.folder import Folder, Folders
 from lsp_verify.globs import matches_any
@@ -298,10 +304,19 @@ class Workspace(Folders):
         self.log(log_line(record), "warning" if record.failed else "info")
 
     def _replace_verify_layer(self, folder: Folder, entries: dict[str, list[Any]]) -> None:
+        self.diagnostics.replace_verify(entries, self._in(folder))
+
+    def _in(self, folder: Folder) -> Callable[[str], bool]:
         def in_folder(uri: str) -> bool:
             return self.folder_of_uri(uri)[0] is folder
 
-        self.diagnostics.replace_verify(entries, in_folder)
+        return in_folder
+
+    async def approve(self, folder: Folder) -> dict[str, Any]:
+        result = await super().approve(folder)
+        if result.get("approved"):
+            withdraw_warnings(self.diagnostics, self._in(folder))
+        return result
 
     def line_text(self, uri: str, line: int) -> str | None:
         from lsp_verify.diagnostics import read_line

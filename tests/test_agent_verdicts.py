@@ -240,6 +240,19 @@ async def test_a_run_declined_for_want_of_a_question_says_how_to_approve(
         assert (await s.command("verify.showLastRun"))["outcome"] == "passed"
 
 
+async def test_approving_from_the_editor_withdraws_the_warning_at_once(
+    project: Path, state: Path
+) -> None:
+    (project / ".lsp-verify.toml").write_text('command = "echo checked"\n')
+    async with session(project, state=state, capabilities=opencode_capabilities()) as s:
+        doc = agent_creates(s, "test_new.py", PASSING)
+        await s.wait_for(lambda: s.verify_diagnostics().get(doc), what="the warning")
+        result = await s.command("verify.approve", project.as_uri())
+        assert result["approved"] is True
+        await s.wait_for(lambda: not s.verify_diagnostics(), what="the warning withdrawn")
+        assert len(s.run_logs()) == 1  # approving runs nothing by itself
+
+
 def _gone(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as handle:
