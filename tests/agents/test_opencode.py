@@ -256,6 +256,11 @@ def test_a_new_test_file_written_right_after_a_run(agent: Agent, capsys: Any) ->
     assert "LSP errors" not in turns[1].tool_results[0]
     [shown] = turns[2].tool_results
     assert "assert (1 + 1) == 3" in shown
+    before = [t for t in agent.run_end_times() if t <= turns[1].answered_at]
+    if before:  # how soon after the run the file came: the old rule dropped it within 1 s
+        with capsys.disabled():
+            gap = turns[1].answered_at - before[-1]
+            print(f"\nopencode new test file after a run: written {gap:.2f} s after it ended")
 
 
 def test_an_edit_through_the_bash_tool_then_a_read(agent: Agent, capsys: Any) -> None:
