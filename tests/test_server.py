@@ -419,7 +419,8 @@ async def test_pytest_failure_lands_on_the_assertion_line(project: Path, state: 
     async with session(project, state=state, init_options=NEVER_ASK, env=python_path_env()) as s:
         saved = s.save("app.py")
         test_uri = s.uri("tests/test_a.py")
-        await s.wait_for(lambda: s.diagnostics(test_uri), what="the located diagnostic")
+        # The located failure streams in while pytest runs; the summary comes at its end.
+        await s.wait_for(lambda: s.diagnostics(saved), what="the run's summary")
         [located] = s.diagnostics(test_uri)
         assert located.range.start.line == 6
         assert "tests/test_a.py::test_sum" in located.message
