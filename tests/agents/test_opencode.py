@@ -230,15 +230,21 @@ def test_two_edits_back_to_back_end_on_the_final_state(agent: Agent, capsys: Any
 
 
 def test_a_suite_of_about_four_seconds(agent: Agent, capsys: Any) -> None:
-    agent.write("test_answer.py", PASSING)
-    # Collected first, so that the run lasts about 4 s before it reaches the failure: longer
-    # than opencode's 3 s limit on a pull.
+    # The edit is to a module, not a test file, so no quick phase answers early: the whole
+    # suite runs, about 4 s (the slow test is collected first), longer than opencode's 3 s
+    # limit on a pull; the verdict reaches it as a push.
+    agent.write("answer.py", "ANSWER = 42\n")
+    agent.write(
+        "test_answer.py",
+        "from answer import ANSWER\n\n\ndef test_answer():\n    assert 6 * 7 == ANSWER\n",
+    )
     agent.write("test_a_slow.py", "import time\n\n\ndef test_slow():\n    time.sleep(3.2)\n")
     agent.approve()
-    turns = agent.run([[agent.edit("test_answer.py", "== 42", "== 43")]])
+    turns = agent.run([[agent.edit("answer.py", "= 42", "= 43")]])
     report(capsys, "4 s suite", turns)
     [shown] = turns[1].tool_results
-    assert "assert (6 * 7) == 43" in shown
+    assert "LSP errors detected in this file" in shown and "== 43" in shown
+    assert "1 failed, 1 passed" in shown  # the whole suite ran
     assert turns[1].at - turns[0].answered_at > 3.0  # the run did outlast the pull
 
 
