@@ -37,10 +37,8 @@ from lsp_verify.verifier import RunRequest
 from lsp_verify.watched import trigger_changed
 
 if TYPE_CHECKING:
-    from lsp_verify.live_output import OutputStream
     from lsp_verify.plan import Plan
     from lsp_verify.settings import Settings
-    from lsp_verify.streaming import LiveProblems
 
 log = logging.getLogger("lsp_verify")
 
@@ -147,6 +145,8 @@ class Workspace(Folders):
 
     async def _job(self, request: RunRequest) -> Record:
         from lsp_verify.execute import execute_plan
+        from lsp_verify.live_output import OutputStream
+        from lsp_verify.streaming import LiveProblems
 
         folder = self.folders.get(request.folder)
         if folder is None:  # removed while queued
@@ -178,8 +178,17 @@ class Workspace(Folders):
         progress = self.ui.begin_progress(plan.command, request.cancel)
         outcome = "cancelled"
         span = folder.guard.begin(echo)
-        live = self._live_problems(folder)
-        output = self._output_stream(folder, request.trigger)
+        # Located failures reach the editor while the run goes; its output, if asked for.
+        live = LiveProblems(
+            folder.path,
+            self.diagnostics,
+            self.line_text,
+            on_batch=self._refresh_pulls,
+            related=self.options.related,
+        )
+        output = None
+        if self.options.live_output:
+            output = OutputStream(self.ui.send_output, folder.uri, request.trigger)
         listeners: list[Callable[[str], None]] = []
         if progress is not None:
             listeners.append(progress.line)
@@ -256,31 +265,6 @@ class Workspace(Folders):
             return f"you chose not to run it; {HOW_TO_APPROVE}"
         return f"the question was dismissed; {HOW_TO_APPROVE}"
 
-    def _output_stream(self, folder: Folder, trigger: str) -> OutputStream | None:
-        """The run's output for a client that opted in (`liveOutput`), else None."""
-        if not self.options.live_output:
-            return None
-        from lsp_verify.live_output import OutputStream
-
-        return OutputStream(self.ui.send_output, folder.uri, trigger)
-
-    def _live_problems(self, folder: Folder) -> LiveProblems:
-        """Streams a run's located failures to the editor while it goes (pull clients are
-        asked to pull again)."""
-        from lsp_verify.streaming import LiveProblems
-
-        def on_batch() -> None:
-            if self.options.pull and not self.closing:
-                self.ui.refresh_pulls()
-
-        return LiveProblems(
-            folder.path,
-            self.diagnostics,
-            self.line_text,
-            on_batch=on_batch,
-            related=self.options.related,
-        )
-
     # ----- results -----
 
     def _on_record(self, folder: Folder, record: Record) -> None:
@@ -299,9 +283,12 @@ class Workspace(Folders):
         elif is_cannot_ask(record):
             self._replace_verify_layer(folder, approval_entries(record, folder.summary_uri(record)))
         # cancelled, skipped, no-plan and other declined runs speak only through the record.
+        self._refresh_pulls()
+        self.log(log_line(record), "warning" if record.failed else "info")
+
+    def _refresh_pulls(self) -> None:
         if self.options.pull and not self.closing:
             self.ui.refresh_pulls()
-        self.log(log_line(record), "warning" if record.failed else "info")
 
     def _replace_verify_layer(self, folder: Folder, entries: dict[str, list[Any]]) -> None:
         self.diagnostics.replace_verify(entries, self._in(folder))
