@@ -23,7 +23,9 @@ function smoke(python) {
     writeFileSync(path.join(folder, '.lsp-verify.toml'), 'command = "true"\n');
     const started = Date.now();
     return new Promise((resolve, reject) => {
-        const child = spawn(python, ['-I', serve], {
+        // -S as well as the extension's -I: no site-packages at all, so each import must come
+        // from the bundle (the python3 on a CI PATH may be a venv that has every dependency).
+        const child = spawn(python, ['-I', '-S', serve], {
             stdio: ['pipe', 'pipe', 'pipe'],
             env: { ...process.env, XDG_STATE_HOME: state },
         });
