@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
+if TYPE_CHECKING:  # imported when a .gitignore is first read: not before `initialize`
+    from pathspec import GitIgnoreSpec
 
 # Folders (and files) whose changes never trigger a run, at any depth.
 NEVER_TRIGGERS = frozenset(
@@ -139,6 +141,8 @@ def _read_spec(path: str) -> GitIgnoreSpec | None:
     if len(data) > MAX_IGNORE_FILE:
         return None
     lines = data.decode("utf-8", errors="replace").splitlines()
+    from pathspec import GitIgnoreSpec
+
     try:
         spec = GitIgnoreSpec.from_lines(lines)
     except Exception:  # pathspec refuses a pattern it cannot compile: the file counts as empty
