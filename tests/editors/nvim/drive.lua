@@ -26,15 +26,33 @@ vim.notify = function(message, level)
   table.insert(notes, { message = message, level = level })
 end
 
-local function run_now(bufnr)
+-- A server command through the module, and what it answered (or its error).
+local function execute(command, bufnr)
   local record
-  require("lsp-verify").execute("verify.runNow", bufnr, function(err, result)
+  require("lsp-verify").execute(command, bufnr, function(err, result)
     record = err and { error = tostring(err.message or err) } or result
   end)
   vim.wait(wait_ms, function()
     return record ~= nil
   end, 20)
   return record
+end
+
+local function run_now(bufnr)
+  return execute("verify.runNow", bufnr)
+end
+
+-- Open a file and wait until the lsp-verify client is attached and initialized.
+local function open_attached(path)
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  local buf = vim.api.nvim_get_current_buf()
+  step("opened")
+  out.attached = vim.wait(wait_ms, function()
+    local client = require("lsp-verify").client(buf)
+    return client ~= nil and client.initialized == true
+  end, 20)
+  step("attached")
+  return buf
 end
 
 -- The user command, as its keymap calls it; what it told the user.
@@ -49,14 +67,7 @@ end
 
 local function full()
   local test_file = project .. "/tests/test_calc.py"
-  vim.cmd("edit " .. vim.fn.fnameescape(test_file))
-  local buf = vim.api.nvim_get_current_buf()
-  step("opened")
-  out.attached = vim.wait(wait_ms, function()
-    local client = require("lsp-verify").client(buf)
-    return client ~= nil and client.initialized == true
-  end, 20)
-  step("attached")
+  local buf = open_attached(test_file)
 
   -- A change the failing line does not see, so its diagnostic is not withdrawn as stale.
   local last = vim.api.nvim_buf_line_count(buf)
@@ -93,37 +104,20 @@ local function full()
 end
 
 local function declined()
-  vim.cmd("edit " .. vim.fn.fnameescape(project .. "/tests/test_calc.py"))
-  local buf = vim.api.nvim_get_current_buf()
-  out.attached = vim.wait(wait_ms, function()
-    local client = require("lsp-verify").client(buf)
-    return client ~= nil and client.initialized == true
-  end, 20)
+  local buf = open_attached(project .. "/tests/test_calc.py")
   out.run_now = run_now(buf)
   out.diagnostics = verify_diagnostics(buf)
   step("runNow")
 end
 
 local function last_run(bufnr)
-  local record
-  require("lsp-verify").execute("verify.showLastRun", bufnr, function(err, result)
-    record = err and { error = tostring(err.message or err) } or result
-  end)
-  vim.wait(wait_ms, function()
-    return record ~= nil
-  end, 20)
-  return record
+  return execute("verify.showLastRun", bufnr)
 end
 
 -- The light bulb's list, as the user gets it: vim.lsp.buf.code_action() on the failing line,
 -- the choice made through vim.ui.select (which Neovim's own menu uses), the action applied.
 local function code_action()
-  vim.cmd("edit " .. vim.fn.fnameescape(project .. "/tests/test_calc.py"))
-  local buf = vim.api.nvim_get_current_buf()
-  out.attached = vim.wait(wait_ms, function()
-    local client = require("lsp-verify").client(buf)
-    return client ~= nil and client.initialized == true
-  end, 20)
+  local buf = open_attached(project .. "/tests/test_calc.py")
   vim.cmd("write")
   vim.wait(wait_ms, function()
     return #verify_diagnostics(buf) >= 2
