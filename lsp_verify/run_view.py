@@ -1,8 +1,8 @@
 """A run record as people read it: Markdown with the verdict first, located problems as links
 to their lines, and the output's tail; the JSON record follows at the end.
 
-`verify.showRun` writes it to a file in the user's state folder (never the repository) and
-asks the editor to open it, so that every editor, not only VS Code, can show a run.
+`verify.showRun` writes it to a file in the user's state folder (never the repository), one per
+folder, and asks the editor to open it, so that every editor, not only VS Code, can show a run.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from urllib.parse import quote
 
 from lsp_verify.record import Record
 from lsp_verify.uris import path_to_uri
@@ -46,8 +47,20 @@ def _inline(text: str) -> str:
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
-def record_markdown(record: Record) -> str:
-    """The record as Markdown."""
+def _link(target: str, line: int, base: Path | None) -> str:
+    """A link to `target` at `line`: relative to `base`, the view's own folder, when there is
+    one (Markdown renderers, VS Code's preview among them, refuse `file:` links but follow
+    relative ones, `#L<line>` included); a `file:` URI otherwise."""
+    if base is not None:
+        try:
+            return quote(os.path.relpath(target, base).replace(os.sep, "/")) + f"#L{line}"
+        except ValueError:  # another drive on Windows
+            pass
+    return f"{path_to_uri(target)}#L{line}"
+
+
+def record_markdown(record: Record, base: Path | None = None) -> str:
+    """The record as Markdown; `base` is the folder the view is written to."""
     verdict = _VERDICT.get(record.outcome, record.outcome)
     lines = [f"# verify: {verdict}", ""]
     facts = [
@@ -60,7 +73,7 @@ def record_markdown(record: Record) -> str:
         ("trigger", record.trigger),
         ("started", record.started_at),
         ("duration", f"{record.duration_ms / 1000:.2f} s"),
-        ("exit status", record.exit_text),
+        ("exit status", "none" if record.exit_code is None else str(record.exit_code)),
     ]
     if record.reason and record.outcome not in ("passed", "failed"):
         facts.append(("why", record.reason))
@@ -68,10 +81,10 @@ def record_markdown(record: Record) -> str:
     if record.problems:
         lines += ["", f"## Problems ({len(record.problems)})", ""]
         for problem in record.problems:
-            target = path_to_uri(os.path.join(record.folder, problem.path))
+            target = _link(os.path.join(record.folder, problem.path), problem.line, base)
             where = f"{problem.path}:{problem.line}:{problem.column}"
             message = problem.message.splitlines()[0] if problem.message else ""
-            lines.append(f"- [{where}]({target}#L{problem.line}) {problem.severity}: {message}")
+            lines.append(f"- [{where}]({target}) {problem.severity}: {message}")
     if record.tail:
         lines += ["", f"## Output (last {len(record.tail)} lines)", ""]
         lines += _fence(list(record.tail))
@@ -81,14 +94,22 @@ def record_markdown(record: Record) -> str:
 
 
 def write_run_view(record: Record, directory: Path) -> Path:
-    """Write the record's Markdown under `directory` (one file per folder, replaced by each
-    run) and return its path."""
+    """Write the record's Markdown under `directory` and return its path. Each run gets its own
+    file name (a view open on an older run is never rewritten under it, which previews would
+    not notice); the folder's older views are removed, so one stays per folder."""
     digest = hashlib.sha256(record.folder.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     name = os.path.basename(record.folder.rstrip("/")) or "root"
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:40]
+    stamp = "".join(c for c in record.started_at if c.isalnum())[:24] or "0"
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = directory / f"last-run-{safe}-{digest}.md"
+    prefix = f"last-run-{safe}-{digest}-"
+    path = directory / f"{prefix}{stamp}.md"
     temporary = path.with_suffix(".md.tmp")
-    temporary.write_text(record_markdown(record), encoding="utf-8", errors="surrogateescape")
+    temporary.write_text(
+        record_markdown(record, directory), encoding="utf-8", errors="surrogateescape"
+    )
     os.replace(temporary, path)
+    for older in directory.glob(f"{prefix}*.md"):
+        if older != path:
+            older.unlink(missing_ok=True)
     return path

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import unquote
 
 from lsp_verify.problems.base import Problem
 from lsp_verify.record import Record
@@ -59,14 +60,42 @@ def test_a_declined_run_says_why(tmp_path: Path) -> None:
         record(outcome="declined", exit_code=None, reason="not approved", tail=(), problems=())
     )
     assert text.startswith("# verify: Declined (not approved)\n")
-    assert "- **why:** not approved" in text and "- **exit status:** null" in text
+    assert "- **why:** not approved" in text and "- **exit status:** none" in text
     assert "## Problems" not in text and "## Output" not in text
 
 
-def test_one_file_per_folder_replaced_by_each_run(tmp_path: Path) -> None:
+def test_one_file_per_folder_named_after_its_run(tmp_path: Path) -> None:
     first = write_run_view(record(), tmp_path / "runs")
-    second = write_run_view(record(outcome="passed", exit_code=0), tmp_path / "runs")
+    again = write_run_view(record(), tmp_path / "runs")
+    second = write_run_view(
+        record(outcome="passed", exit_code=0, started_at="2026-01-02T03:04:05.678Z"),
+        tmp_path / "runs",
+    )
     other = write_run_view(record(folder="/work/other"), tmp_path / "runs")
-    assert first == second != other
+    # The same run keeps its view; a newer run gets a new name, so no preview open on the
+    # older one is left showing it under the newer name.
+    assert first == again and second != first and other != first
+    assert second.name.startswith("last-run-proj-") and second.name.endswith(
+        "20260102T030405678Z.md"
+    )
     assert second.read_text().startswith("# verify: Passed")
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == sorted({first.name, other.name})
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == sorted(
+        {second.name, other.name}
+    )
+
+
+def test_the_written_view_links_each_problem_relative_to_itself(tmp_path: Path) -> None:
+    """Markdown renderers (VS Code's preview among them) drop `file:` links; a relative link
+    from the view's own folder reaches the file, spaces and all."""
+    project = tmp_path / "my project"
+    problem = Problem("tests/test a.py", 7, 5, "assert 1 == 2")
+    view = write_run_view(
+        record(folder=str(project), problems=(problem,)), tmp_path / "state" / "runs"
+    )
+    text = view.read_text(encoding="utf-8")
+    link = text.split("- [tests/test a.py:7:5](", 1)[1].split(")", 1)[0]
+    assert "file:" not in link and " " not in link, link
+    relative, fragment = link.split("#", 1)
+    assert fragment == "L7"
+    target = (view.parent / unquote(relative)).resolve()
+    assert target == (project / "tests" / "test a.py").resolve()

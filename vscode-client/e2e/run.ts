@@ -332,21 +332,53 @@ class Harness {
     }
 
     /**
-     * Verify: Show Last Run, then the record's text once it matches every pattern. The
-     * document may show the previous record for a moment while VS Code refetches it.
+     * Verify: Show Last Run, then the text of the run view (a Markdown preview) once it
+     * matches every pattern and, when `after` is given, shows a run that started later.
+     * The preview may show the previous run for a moment while it refreshes.
      */
-    async lastRunRecord(...expected: RegExp[]): Promise<string> {
+    async lastRunView(expected: RegExp[], after?: string): Promise<{ text: string; started: string }> {
         await this.runCommand('Verify: Show Last Run');
-        await this.page.locator('.tab.active', { hasText: 'last-run.json' }).waitFor();
+        await this.page.locator('.tab.active', { hasText: /Preview last-run-/ }).waitFor();
         let text = '';
         try {
-            return await until('the record to be shown', async () => {
-                text = await this.activeEditorText();
-                return text.includes('"outcome"') && expected.every((pattern) => pattern.test(text)) ? text : undefined;
+            return await until('the run view to be shown', async () => {
+                text = (await this.runView().locator('body').innerText()).replace(/\u00a0/g, ' ');
+                const started = /started:\s*(\S+)/.exec(text)?.[1];
+                const fresh = started !== undefined && started !== after;
+                return fresh && expected.every((pattern) => pattern.test(text)) ? { text, started } : undefined;
             });
         } catch {
-            throw new Error(`the record shown does not match ${expected.join(', ')}:\n${text}`);
+            throw new Error(`the run view does not match ${expected.join(', ')}:\n${text}`);
         }
+    }
+
+    /** The document inside the active webview (a Markdown preview). */
+    runView() {
+        return this.page.frameLocator('iframe.webview.ready').first().frameLocator('#active-frame');
+    }
+
+    /**
+     * The whole text of the output channel shown in the panel. Monaco renders only the lines in
+     * view, so the channel is read a page at a time from its top.
+     */
+    async outputChannelText(): Promise<string> {
+        const view = this.page.locator('.part.panel .monaco-editor .view-lines').first();
+        await view.click();
+        await this.page.keyboard.press('Control+Home');
+        const seen: string[] = [];
+        for (let page = 0; page < 50; page += 1) {
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            const lines = (await view.locator('.view-line').allInnerTexts()).map((line) =>
+                line.replace(/\u00a0/g, ' '),
+            );
+            const fresh = lines.filter((line) => !seen.includes(line));
+            if (page > 0 && fresh.length === 0) {
+                break;
+            }
+            seen.push(...fresh);
+            await this.page.keyboard.press('PageDown');
+        }
+        return seen.join('\n');
     }
 
     // ----- cleanup -----
@@ -395,6 +427,8 @@ async function main(): Promise<void> {
     const started = Date.now();
     const h = new Harness();
     let failed = true;
+    /** When the run that "Run verify again" started began, as the run view says. */
+    let ranAgain: string | undefined;
     try {
         h.makeProject(venv);
         h.installExtension(entry, vsix);
@@ -413,7 +447,7 @@ async function main(): Promise<void> {
             await h.page.keyboard.press('Control+End');
             await h.page.keyboard.type('# saved in Restricted Mode');
             await h.save();
-            await h.lastRunRecord(/"outcome": "declined"/, /"exitCode": null/, /"trigger": "save"/);
+            await h.lastRunView([/verify: Declined/, /exit status:\s*none/, /trigger:\s*save/]);
             const status = await h.waitForStatus(/verify: Restricted Mode/);
             const tooltip = (await h.statusItem().getAttribute('aria-label')) ?? '';
             const problems = await h.problems();
@@ -474,7 +508,7 @@ async function main(): Promise<void> {
             await again.locator('[role="option"]', { hasText: 'Run verify again' }).first().click();
             await h.waitForStatus(/verify: running/, 10_000);
             await h.waitForStatus(/verify: failed \(\d+\)/);
-            await h.lastRunRecord(/"trigger": "runNow"/, /"outcome": "failed"/);
+            ranAgain = (await h.lastRunView([/verify: Failed/, /trigger:\s*runNow/])).started;
         });
 
         await h.step('run-now-and-show-last-run', async () => {
@@ -482,7 +516,41 @@ async function main(): Promise<void> {
             await h.runCommand('Verify: Run Now');
             await h.waitForStatus(/verify: running/, 10_000);
             await h.waitForStatus(/verify: failed \(\d+\)/);
-            await h.lastRunRecord(/"trigger": "runNow"/, /"outcome": "failed"/, /"exitCode": 1/);
+            const view = await h.lastRunView(
+                [
+                    /verify: Failed/,
+                    /trigger:\s*runNow/,
+                    /exit status:\s*1\b/,
+                    new RegExp(`test_calc\\.py:${ASSERT_LINE}:\\d+`),
+                    /"outcome": "failed"/,
+                ],
+                ranAgain,
+            );
+            await h.shot('run-view');
+            // The problem's link opens the file at the failing line, wherever the cursor was.
+            await h.openFile('test_calc.py');
+            await h.goToLine(1);
+            await h.runCommand('Verify: Show Last Run');
+            await h.page.locator('.tab.active', { hasText: /Preview last-run-/ }).waitFor();
+            // One view per folder: the previews of older runs were closed.
+            const views = await h.page.locator('.tab', { hasText: /Preview last-run-/ }).count();
+            if (views !== 1) {
+                throw new Error(`${views} run views are open, not 1`);
+            }
+            await h
+                .runView()
+                .locator('a', { hasText: `test_calc.py:${ASSERT_LINE}:` })
+                .first()
+                .click();
+            await h.page.locator('.tab.active', { hasText: 'test_calc.py' }).waitFor({ timeout: WAIT_MS });
+            const position = await until('the cursor on the failing line', async () => {
+                const item = await h.page
+                    .locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ })
+                    .first()
+                    .innerText();
+                return item.includes(`Ln ${ASSERT_LINE},`) ? item : undefined;
+            });
+            console.log(`      run view started ${view.started}; its link opened test_calc.py at ${position.trim()}`);
         });
 
         await h.step('fix-save-passes', async () => {
@@ -502,9 +570,8 @@ async function main(): Promise<void> {
 
         await h.step('output-channel-has-the-server-log', async () => {
             await h.runCommand('Verify: Show Output');
-            const output = h.page.locator('.part.panel .monaco-editor .view-lines').first();
             const text = await until('the run log in the Verify output', async () => {
-                const shown = (await output.innerText()).replace(/\u00a0/g, ' ');
+                const shown = await h.outputChannelText();
                 return /verify passed \(exit 0\)/.test(shown) ? shown : undefined;
             });
             for (const expected of [/verify declined/, /verify failed \(exit 1\)/]) {

@@ -25,6 +25,7 @@ import {
     verifySettings,
 } from './settings';
 import { OUTPUT_NOTIFICATION, type RunOutput } from './runOutput';
+import { showDocument } from './runView';
 import { STATUS_NOTIFICATION, parseStatus } from './status';
 import type { StatusBar } from './statusBar';
 
@@ -62,6 +63,7 @@ export function clientOptions(
             documents: deps.documents,
             showRunOutput: () => deps.runs.show(),
         }),
+        window: { showDocument },
         workspace: {
             // The server asks for section `verify` per folder; VS Code's answer would carry
             // the client's own keys (server, trace) and every default, so it is built here.

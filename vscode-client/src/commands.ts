@@ -42,7 +42,10 @@ export interface CommandDeps {
     showRunOutput(): void;
 }
 
-/** The code action "Show the run's output": VS Code has the run's output in a channel already. */
+/**
+ * The code action "Show the run's output": VS Code has the run's output in a channel already.
+ * Show Last Run asks the server for it directly, for the readable view.
+ */
 const SHOW_RUN = 'verify.showRun';
 
 export function executeCommandMiddleware(deps: CommandDeps) {
@@ -54,10 +57,20 @@ export function executeCommandMiddleware(deps: CommandDeps) {
         if (!(SERVER_COMMANDS as readonly string[]).includes(command)) {
             return next(command, args);
         }
-        const result = await next(command, withActiveDocument(args, deps.activeUri()));
-        await present(command, result, deps.documents);
+        const forwarded = withActiveDocument(args, deps.activeUri());
+        const result = await next(command, forwarded);
+        if (command === 'verify.showLastRun' && !isEmpty(result)) {
+            // The server writes the run's readable view and asks to show it (see runView.ts).
+            await next(SHOW_RUN, forwarded);
+        } else {
+            await present(command, result, deps.documents);
+        }
         return result;
     };
+}
+
+function isEmpty(result: unknown): boolean {
+    return result === null || result === undefined || (Array.isArray(result) && result.length === 0);
 }
 
 /** What a palette user sees of a command's result (the caller still gets the result). */
@@ -65,10 +78,8 @@ export async function present(command: string, result: unknown, documents: JsonD
     const value = (typeof result === 'object' && result !== null ? result : {}) as Record<string, unknown>;
     switch (command) {
         case 'verify.showLastRun':
-            if (result === null || result === undefined || (Array.isArray(result) && result.length === 0)) {
+            if (isEmpty(result)) {
                 void vscode.window.showInformationMessage('verify has not run in this workspace yet.');
-            } else {
-                await documents.show('last-run.json', result);
             }
             return;
         case 'verify.explain':

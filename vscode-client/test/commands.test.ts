@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { withActiveDocument } from '../src/commands';
 import { activated, lastClient, mock, shutdown } from './helpers';
-import { Uri, commands } from './mocks/vscode';
+import { TabInputWebview, Uri, commands } from './mocks/vscode';
 
 vi.mock('../src/launch', async (importOriginal) => {
     const original = await importOriginal<typeof import('../src/launch')>();
@@ -57,30 +57,71 @@ describe('server commands from the palette', () => {
         expect(mock.state.registered.has('verify.showRunOutput')).toBe(true);
     });
 
-    it('Show Last Run opens the record as a read-only JSON document', async () => {
+    const VIEW = 'file:///state/lsp-verify/runs/last-run-project-0123456789ab-20261201T100000000Z.md';
+
+    it("Show Last Run opens the server's readable view of the run as a Markdown preview", async () => {
+        mock.state.activeUri = Uri.file('/work/project/calc.py');
         context = await activated();
-        const record = { folder: '/work/project', outcome: 'passed', trigger: 'runNow' };
+        const record = { folder: '/work/project', outcome: 'failed', trigger: 'runNow' };
         lastClient().results.set('verify.showLastRun', record);
-        await commands.executeCommand('verify.showLastRun');
-        expect(mock.state.opened).toHaveLength(1);
-        const opened = mock.state.opened[0];
-        expect(opened?.uri).toBe('verify-json:/last-run.json');
-        expect(JSON.parse(opened?.text ?? '')).toEqual(record);
+        lastClient().showsDocument.set('verify.showRun', VIEW);
+        const result = await commands.executeCommand('verify.showLastRun');
+        // The caller still gets the record; the user gets the view of the same folder's run.
+        expect(result).toEqual(record);
+        expect(lastClient().executed).toEqual([
+            { command: 'verify.showLastRun', args: ['file:///work/project/calc.py'] },
+            { command: 'verify.showRun', args: ['file:///work/project/calc.py'] },
+        ]);
+        const previews = mock.state.executed.filter((e) => e.command === 'markdown.showPreview');
+        expect(previews.map((e) => String(e.args[0]))).toEqual([VIEW]);
+        // Neither as source nor as raw JSON.
+        expect(lastClient().shownByDefault).toEqual([]);
+        expect(mock.state.opened).toEqual([]);
     });
 
-    it('Show Last Run refreshes the open document with the newer record', async () => {
+    it("Show Last Run closes the previews of the folder's older runs, not other folders'", async () => {
         context = await activated();
-        lastClient().results.set('verify.showLastRun', { outcome: 'failed' });
-        await commands.executeCommand('verify.showLastRun');
+        const older = {
+            label: 'Preview last-run-project-0123456789ab-20261130T090000000Z.md',
+            input: new TabInputWebview('markdown.preview'),
+        };
+        const otherFolder = {
+            label: 'Preview last-run-other-ba9876543210-20261130T090000000Z.md',
+            input: new TabInputWebview('markdown.preview'),
+        };
+        const source = { label: 'last-run-project-0123456789ab-20261130T090000000Z.md', input: {} };
+        mock.state.tabs = [older, otherFolder, source];
         lastClient().results.set('verify.showLastRun', { outcome: 'passed' });
+        lastClient().showsDocument.set('verify.showRun', VIEW);
         await commands.executeCommand('verify.showLastRun');
-        expect(mock.state.opened.map((o) => JSON.parse(o.text).outcome)).toEqual(['failed', 'passed']);
+        expect(mock.state.tabs).toEqual([otherFolder, source]);
+    });
+
+    it('a document the server shows that is not a run view opens as languageclient would', async () => {
+        context = await activated();
+        lastClient().results.set('verify.showLastRun', { outcome: 'passed' });
+        lastClient().showsDocument.set('verify.showRun', 'file:///work/project/notes.md');
+        await commands.executeCommand('verify.showLastRun');
+        expect(lastClient().shownByDefault).toEqual(['file:///work/project/notes.md']);
+        expect(mock.state.executed.some((e) => e.command === 'markdown.showPreview')).toBe(false);
+    });
+
+    it('without Markdown support the run view opens as its source', async () => {
+        context = await activated();
+        mock.state.registered.set('markdown.showPreview', () => {
+            throw new Error("command 'markdown.showPreview' not found");
+        });
+        lastClient().results.set('verify.showLastRun', { outcome: 'passed' });
+        lastClient().showsDocument.set('verify.showRun', VIEW);
+        await commands.executeCommand('verify.showLastRun');
+        expect(lastClient().shownByDefault).toEqual([VIEW]);
     });
 
     it('Show Last Run before any run says so instead of opening an empty document', async () => {
         context = await activated();
         await commands.executeCommand('verify.showLastRun');
         expect(mock.state.opened).toEqual([]);
+        expect(lastClient().executed.map((e) => e.command)).toEqual(['verify.showLastRun']);
         expect(mock.state.messages.map((m) => m.message)).toEqual(['verify has not run in this workspace yet.']);
     });
 

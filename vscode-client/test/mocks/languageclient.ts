@@ -35,6 +35,12 @@ export const ADVERTISED = [
 ];
 
 type Handler = (params: unknown) => void;
+type ShowDocumentAnswer = { success: boolean };
+type ShowDocumentMiddleware = (
+    params: { uri: string; external?: boolean },
+    token: unknown,
+    next: (params: { uri: string }, token: unknown) => Promise<ShowDocumentAnswer>,
+) => Promise<ShowDocumentAnswer | unknown>;
 type ExecuteMiddleware = (
     command: string,
     args: unknown[],
@@ -55,6 +61,10 @@ export class LanguageClient {
     readonly executed: { command: string; args: unknown[] }[] = [];
     /** What the fake server answers per command. */
     readonly results = new Map<string, unknown>();
+    /** The document the fake server asks the client to show (window/showDocument) while it runs a command. */
+    readonly showsDocument = new Map<string, string>();
+    /** Documents that reached languageclient's own window/showDocument handler. */
+    readonly shownByDefault: string[] = [];
     private stateListeners: ((event: { oldState: State; newState: State }) => void)[] = [];
     private commandRegistrations: Disposable[] = [];
 
@@ -65,7 +75,11 @@ export class LanguageClient {
         readonly clientOptions: {
             documentSelector?: unknown;
             initializationOptions?: unknown;
-            middleware?: { executeCommand?: ExecuteMiddleware; workspace?: { configuration?: Function } };
+            middleware?: {
+                executeCommand?: ExecuteMiddleware;
+                workspace?: { configuration?: Function };
+                window?: { showDocument?: ShowDocumentMiddleware };
+            };
             errorHandler?: unknown;
             outputChannel?: unknown;
         },
@@ -98,9 +112,13 @@ export class LanguageClient {
             throw LanguageClient.failStart;
         }
         const middleware = this.clientOptions.middleware?.executeCommand;
-        const execute = (command: string, args: unknown[]) => {
+        const execute = async (command: string, args: unknown[]) => {
             this.executed.push({ command, args });
-            return Promise.resolve(this.results.get(command) ?? null);
+            const shown = this.showsDocument.get(command);
+            if (shown !== undefined) {
+                await this.showDocument(shown);
+            }
+            return this.results.get(command) ?? null;
         };
         for (const command of ADVERTISED) {
             this.commandRegistrations.push(
@@ -111,6 +129,16 @@ export class LanguageClient {
         }
         this.initializeResult = { serverInfo: { name: 'lsp-verify', version: '9.8.7' } };
         this.setState(State.Running);
+    }
+
+    /** As the real client handles the server's window/showDocument: through the middleware. */
+    private async showDocument(uri: string): Promise<unknown> {
+        const byDefault = async (params: { uri: string }) => {
+            this.shownByDefault.push(params.uri);
+            return { success: true };
+        };
+        const middleware = this.clientOptions.middleware?.window?.showDocument;
+        return middleware ? middleware({ uri }, {}, byDefault) : byDefault({ uri });
     }
 
     isRunning(): boolean {

@@ -129,6 +129,7 @@ function freshState() {
         executed: [] as { command: string; args: unknown[] }[],
         registered: new Map<string, (...args: unknown[]) => unknown>(),
         opened: [] as { uri: string; text: string }[],
+        tabs: [] as FakeTab[],
         providers: new Map<string, { provideTextDocumentContent(uri: Uri): string }>(),
         outputLines: [] as string[],
         shownChannels: [] as string[],
@@ -217,7 +218,26 @@ function message(kind: ShownMessage['kind']) {
     };
 }
 
+/** An open editor tab's input: a webview (a Markdown preview, for one). */
+export class TabInputWebview {
+    constructor(readonly viewType: string) {}
+}
+
+export interface FakeTab {
+    label: string;
+    input: unknown;
+}
+
 export const window = {
+    tabGroups: {
+        get all() {
+            return [{ tabs: mock.state.tabs }];
+        },
+        async close(tabs: FakeTab[]): Promise<boolean> {
+            mock.state.tabs = mock.state.tabs.filter((tab) => !tabs.includes(tab));
+            return true;
+        },
+    },
     get activeTextEditor() {
         const uri = mock.state.activeUri;
         return uri ? { document: { uri } } : undefined;
