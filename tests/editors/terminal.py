@@ -46,11 +46,15 @@ class Terminal:
         width, height = size
         # -f /dev/null: no tmux configuration but the defaults; no status line, so the
         # program has the whole terminal, as in a plain terminal window.
-        self._tmux_run(
-            "-f", "/dev/null", "new-session", "-d", "-x", str(width), "-y", str(height),
-            "-c", str(cwd), "--", *argv,
-        )  # fmt: skip
-        self._tmux_run("set-option", "-g", "status", "off")
+        try:
+            self._tmux_run(
+                "-f", "/dev/null", "new-session", "-d", "-x", str(width), "-y", str(height),
+                "-c", str(cwd), "--", *argv,
+            )  # fmt: skip
+            self._tmux_run("set-option", "-g", "status", "off")
+        except BaseException:
+            self.close()
+            raise
 
     def _tmux_run(self, *args: str) -> str:
         proc = subprocess.run(
@@ -61,7 +65,7 @@ class Terminal:
             timeout=30,
         )
         if proc.returncode != 0:
-            raise RuntimeError(f"tmux {args[0]} exited {proc.returncode}: {proc.stderr!r}")
+            raise RuntimeError(f"tmux {' '.join(args)} exited {proc.returncode}: {proc.stderr!r}")
         return proc.stdout.decode("utf-8", errors="replace")
 
     def keys(self, *keys: str) -> None:
