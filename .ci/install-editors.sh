@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs the editors that tests/editors/ drive headless: Neovim, Emacs (no X) and eglot.
+# Installs the editors that tests/editors/ drive: Neovim, Emacs (no X) and eglot, and tmux, the
+# terminal in which tests/editors/test_neovim_screen.py reads Neovim's screen.
 # Quick and silent when they are already there, so .ci/run can call it every time; the
 # package index is refreshed only when something is missing, because `apt-get update` alone
 # costs more than the whole check.
 set -euo pipefail
 
-packages=(neovim emacs-nox elpa-eglot)
+packages=(neovim emacs-nox elpa-eglot tmux)
 
 missing=()
 for package in "${packages[@]}"; do

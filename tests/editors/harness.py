@@ -110,7 +110,7 @@ def run_editor(argv: list[str], ws: Workspace, **extra_env: str) -> dict[str, An
             timeout=EDITOR_TIMEOUT + 30,
         )
     finally:
-        leftovers = _reap(ws.env["LSP_VERIFY_OUT"])
+        leftovers = reap(ws.env["LSP_VERIFY_OUT"])
     output = (proc.stdout + proc.stderr).decode(errors="replace")
     assert not leftovers, f"processes outlived the editor: {leftovers}\n{output}"
     assert proc.returncode == 0, f"{argv[0]} exited {proc.returncode}:\n{output}"
@@ -138,7 +138,7 @@ def _ours(marker: str) -> list[int]:
     return found
 
 
-def _reap(marker: str, grace: float = 5.0) -> list[int]:
+def reap(marker: str, grace: float = 5.0) -> list[int]:
     """Wait briefly for the server to follow the editor out; kill and report any that stay."""
     deadline = time.monotonic() + grace
     while True:

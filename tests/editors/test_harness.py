@@ -1,10 +1,15 @@
-"""The editor tests skip only where the editor is missing, and never under CI."""
+"""The editor tests skip only where the editor is missing, and never under CI; the terminal
+they read Neovim's screen in leaves nothing behind."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import pytest
 
 from tests.editors import harness
+from tests.editors.terminal import ScreenTimeout, Terminal
 
 MISSING = "lsp-verify-no-such-editor"
 
@@ -24,3 +29,25 @@ def test_missing_editor_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_present_binary_is_returned(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CI", "true")
     assert harness.require("sh", "dash").endswith("/sh")
+
+
+def test_terminal_shows_what_is_typed_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    tmux = harness.require("tmux", "tmux")
+    marker = str(tmp_path / "marker")
+    env = {**os.environ, "LSP_VERIFY_OUT": marker, "LC_ALL": "C.UTF-8"}
+    env.pop("TMUX", None)
+    term = Terminal(tmux, tmp_path, ["cat"], env=env, cwd=tmp_path, size=(40, 5))
+    try:
+        term.type("hello ■ terminal")
+        term.keys("Enter")
+        screen = term.wait_for_text("hello ■ terminal\nhello ■ terminal", timeout=30)
+        assert len(screen.splitlines()) <= 5, screen
+        with pytest.raises(ScreenTimeout, match="hello ■ terminal"):
+            term.wait_for_text("never shown", timeout=0.3)
+        assert term.alive()
+    finally:
+        term.close()
+    still_open = term.alive()
+    leftovers = harness.reap(marker)  # kills what close() left, so that nothing stays
+    assert not still_open
+    assert leftovers == []
