@@ -84,6 +84,30 @@ async def test_a_flood_stops_at_the_runs_budget_and_says_so_once() -> None:
     assert len(sent) < 10  # batched: a handful of notifications, not one per line
 
 
+async def test_a_gigabyte_flood_reaches_the_client_as_a_bounded_trickle() -> None:
+    """1 GB of output (100 000 lines of 10 000 characters, every 10 ms a batch's worth),
+    with the defaults: the client gets at most the run's budget, in a few notifications."""
+    sent: list[dict[str, Any]] = []
+    stream = OutputStream(sent.append, "file:///p", "save")
+    line = "x" * 10_000
+    for _ in range(100):
+        for _ in range(1_000):
+            stream.line(line)
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.15)
+    ended(stream)
+    lines = said(sent)
+    characters = sum(len(text) + 1 for text in lines)
+    assert characters <= MAX_RUN, characters
+    shown = [text for text in lines if not text.startswith("[...")]
+    assert shown and all(text == "x" * 2_000 for text in shown)  # each line cut
+    # Every line is either shown or counted, and the count is said in the stream.
+    assert sent[-1]["kind"] == "end" and sent[-1]["omitted"] == 100_000 - len(shown)
+    notices = [text for text in lines if text.startswith("[...")]
+    assert sum(int(text.split()[1]) for text in notices) == sent[-1]["omitted"]
+    assert len(sent) < 40, len(sent)  # one batch per interval, not one per line
+
+
 async def test_a_flood_through_the_server_reaches_the_client_bounded(
     project: Path, state: Path
 ) -> None:
