@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import sys
 import time
 import warnings
@@ -63,14 +64,16 @@ def agent_writes(s: Session, rel: str, text: str, version: int) -> str:
     return uri
 
 
-async def pull(s: Session, uri: str, previous: str | None = None) -> types.DocumentDiagnosticReport:
+async def pull(
+    s: Session, uri: str, previous: str | None = None, timeout: float = 60
+) -> types.DocumentDiagnosticReport:
     return await asyncio.wait_for(
         s.client.text_document_diagnostic_async(
             types.DocumentDiagnosticParams(
                 text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id=previous
             )
         ),
-        60,
+        timeout,
     )
 
 
@@ -221,18 +224,28 @@ async def test_run_on_sync(project: Path, state: Path) -> None:
 
 
 async def test_a_pull_with_nothing_pending_answers_at_once(project: Path, state: Path) -> None:
+    # "At once" is shown without a clock: the command would block until released, so a pull
+    # that started a run, or waited for one, would not answer before the hang guard (10 s,
+    # well inside the 65 s a pull may wait for a pending run with the default timeoutMs).
+    started, release = project.parent / "started", project.parent / "release"
+    command = (
+        f"touch {shlex.quote(str(started))}; "
+        f"while [ ! -e {shlex.quote(str(release))} ]; do sleep 0.05; done; "
+        "echo broken; exit 1"
+    )
     async with session(
         project,
         state=state,
         capabilities=agent_capabilities(),
-        init_options={"command": "echo broken; exit 1"},
+        init_options={"command": command},
     ) as s:
         uri = s.uri("test_answer.py")
-        started = time.perf_counter()
-        first = await pull(s, uri)
-        assert time.perf_counter() - started < 0.5
+        first = await pull(s, uri, timeout=10)
         assert verify_items(first) == []
+        assert not started.exists(), "the pull started a run"
+        release.touch()
         await s.command("verify.runNow", uri)
+        assert started.exists()
         second = await pull(s, uri, previous=first.result_id)
         assert [d.message for d in verify_items(second)] == ["verify failed (exit 1):\nbroken"]
         third = await pull(s, uri, previous=second.result_id)
