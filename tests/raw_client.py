@@ -127,6 +127,23 @@ class RawServer:
     def peak_rss_mb(self) -> float:
         """The server's peak resident memory so far (VmHWM), in MB: of the process started,
         or of its lsp_verify child where the started one stays behind as a keeper."""
+        peaks = [_peak_rss_mb(p) for p in self._pids()]
+        assert peaks[0] > 0, "the server is gone: no peak to read"
+        return max(peaks)
+
+    def cpu_seconds(self) -> float:
+        """The CPU time the server has used so far (user and system, its keeper's included):
+        work done, which other processes on a loaded machine do not lengthen."""
+        ticks = 0
+        for pid in self._pids():
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rpartition(")")[2].split()
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        return ticks / os.sysconf("SC_CLK_TCK")
+
+    def _pids(self) -> list[int]:
+        """The process started, then its lsp_verify children (the server, where the started
+        one stays behind as a keeper)."""
         pid = self.proc.pid
         pids = [pid]
         try:
@@ -141,9 +158,7 @@ class RawServer:
                         pids.append(child)
             except OSError:
                 pass
-        peaks = [_peak_rss_mb(p) for p in pids]
-        assert peaks[0] > 0, "the server is gone: no peak to read"
-        return max(peaks)
+        return pids
 
     def stderr_text(self) -> str:
         assert self.stderr_path is not None
