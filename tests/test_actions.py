@@ -6,13 +6,11 @@ import asyncio
 from pathlib import Path
 from typing import Any, Union
 
-import attrs
 import pytest
 from lsprotocol import types
-from pytest_lsp import client_capabilities
 
 from lsp_verify.actions import APPROVE, EXPLAIN, GO_TO_RAISE, RUN_AGAIN, SHOW_RUN
-from tests.lsp_session import Session, session
+from tests.lsp_session import Session, session, window_changed
 
 FAILING = "echo 'src/calc.c:2:5: error: boom'; echo more output; exit 1"
 
@@ -144,8 +142,7 @@ async def test_a_failure_with_related_information_goes_to_the_line_that_raised(
 async def test_without_show_document_the_client_is_told_where_the_run_is(
     project: Path, state: Path
 ) -> None:
-    base = client_capabilities("visual_studio_code")
-    capabilities = attrs.evolve(base, window=attrs.evolve(base.window, show_document=None))
+    capabilities = window_changed(show_document=None)
     async with session(
         project, state=state, init_options={"command": FAILING}, capabilities=capabilities
     ) as s:
@@ -160,17 +157,13 @@ async def test_without_show_document_the_client_is_told_where_the_run_is(
 
 
 async def test_the_not_approved_warning_offers_approve_and_explain(
-    tmp_path: Path, state: Path
+    project: Path, state: Path
 ) -> None:
     # A detected plan (make test), and a client that cannot be asked: the run is declined and
     # the saved document gets the warning, as the server really publishes it.
-    project = tmp_path / "made"
-    project.mkdir()
     (project / "Makefile").write_text("test:\n\t@exit 1\n")
-    base = client_capabilities("visual_studio_code")
-    capabilities = attrs.evolve(base, window=attrs.evolve(base.window, show_message=None))
-    async with session(project, state=state, capabilities=capabilities) as s:
-        uri = s.save("a.c", "int x;\n")
+    async with session(project, state=state, capabilities=window_changed(show_message=None)) as s:
+        uri = s.save("src/calc.c")
         await s.wait_for(lambda: s.diagnostics(uri), what="the not-approved warning")
         (warning,) = s.diagnostics(uri)
         assert warning.severity == types.DiagnosticSeverity.Warning
