@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.lsp_session import server_env
+from tests.procs import cpu_seconds
 
 
 def frame(message: dict[str, Any], header: str = "Content-Length") -> bytes:
@@ -132,14 +133,8 @@ class RawServer:
         return max(peaks)
 
     def cpu_seconds(self) -> float:
-        """The CPU time the server has used so far (user and system, its keeper's included):
-        work done, which other processes on a loaded machine do not lengthen."""
-        ticks = 0
-        for pid in self._pids():
-            with open(f"/proc/{pid}/stat") as handle:
-                fields = handle.read().rpartition(")")[2].split()
-            ticks += int(fields[11]) + int(fields[12])  # utime, stime
-        return ticks / os.sysconf("SC_CLK_TCK")
+        """The CPU time the server has used so far, its keeper's included (see procs)."""
+        return cpu_seconds(self._pids())
 
     def _pids(self) -> list[int]:
         """The process started, then its lsp_verify children (the server, where the started
