@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from lsprotocol import types
 
+from lsp_verify import approval
 from lsp_verify.diagnostics import SOURCE
 from lsp_verify.record import Record
 from lsp_verify.uris import path_to_uri, relative_to, uri_to_path
@@ -24,8 +25,6 @@ SHOW_RUN = "Show the run's output"
 GO_TO_RAISE = "Go to the line that raised"
 APPROVE = "Approve this plan"
 EXPLAIN = "Explain the plan"
-# The code of the warning a plan that needs approval leaves on the triggering document.
-NOT_APPROVED_CODES = ("declined", "not-approved")
 
 
 def _action(
@@ -47,7 +46,8 @@ def code_actions(
     if not ours:
         return []
     actions: list[types.CodeAction] = []
-    declined = [d for d in ours if d.code in NOT_APPROVED_CODES]
+    # The warning a plan that needs approval leaves on the triggering document.
+    declined = [d for d in ours if d.code == approval.CODE]
     if declined:
         actions.append(_action(APPROVE, "verify.approve", [folder], declined))
         actions.append(_action(EXPLAIN, "verify.showPlan", [folder], declined))

@@ -232,7 +232,9 @@ class Transport:
 
             watch_children(loop)
         self.server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
-        logging.getLogger("pygls.protocol.json_rpc").addFilter(_NoDeserializeTraceback())
+        pygls_log = logging.getLogger("pygls.protocol.json_rpc")
+        pygls_log.addFilter(_NoDeserializeTraceback())
+        pygls_log.addFilter(_CancelRaceAtDebug())
         closed: asyncio.Future[int | None] = loop.create_future()
         framing = Framing(self, closed)
         stdin = sys.stdin.buffer
@@ -317,6 +319,19 @@ class _NoDeserializeTraceback(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not str(record.msg).startswith("Unable to deserialize message")
+
+
+class _CancelRaceAtDebug(logging.Filter):
+    """A client cancels a request the server has already answered: a race LSP expects, which
+    pygls logs as a warning (editors show the server's stderr as errors). It is logged at
+    debug level instead."""
+
+    MESSAGE = 'Cancel notification for unknown message id "%s"'
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == self.MESSAGE and record.levelno == logging.WARNING:
+            record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+        return True
 
 
 def _saved_uri(params: object) -> str | None:

@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Callable
 
+import attrs
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
@@ -105,6 +106,13 @@ class Session:
             and s.get("lastOutcome") is not None
             and (outcome is None or s["lastOutcome"] == outcome)
         ]
+
+
+def window_changed(profile: str = "visual_studio_code", **window: Any) -> types.ClientCapabilities:
+    """A real editor's capabilities (pytest-lsp's profile) with some of its window capabilities
+    changed: `show_message=None` for a client that cannot be asked, for example."""
+    base = client_capabilities(profile)
+    return attrs.evolve(base, window=attrs.evolve(base.window, **window))
 
 
 def server_env(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.lsp_session import server_env
+from tests.procs import cpu_seconds
 
 
 def frame(message: dict[str, Any], header: str = "Content-Length") -> bytes:
@@ -127,6 +128,17 @@ class RawServer:
     def peak_rss_mb(self) -> float:
         """The server's peak resident memory so far (VmHWM), in MB: of the process started,
         or of its lsp_verify child where the started one stays behind as a keeper."""
+        peaks = [_peak_rss_mb(p) for p in self._pids()]
+        assert peaks[0] > 0, "the server is gone: no peak to read"
+        return max(peaks)
+
+    def cpu_seconds(self) -> float:
+        """The CPU time the server has used so far, its keeper's included (see procs)."""
+        return cpu_seconds(self._pids())
+
+    def _pids(self) -> list[int]:
+        """The process started, then its lsp_verify children (the server, where the started
+        one stays behind as a keeper)."""
         pid = self.proc.pid
         pids = [pid]
         try:
@@ -141,9 +153,7 @@ class RawServer:
                         pids.append(child)
             except OSError:
                 pass
-        peaks = [_peak_rss_mb(p) for p in pids]
-        assert peaks[0] > 0, "the server is gone: no peak to read"
-        return max(peaks)
+        return pids
 
     def stderr_text(self) -> str:
         assert self.stderr_path is not None

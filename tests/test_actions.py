@@ -7,13 +7,11 @@ import os
 from pathlib import Path
 from typing import Any, Union
 
-import attrs
 import pytest
 from lsprotocol import types
-from pytest_lsp import client_capabilities
 
-from lsp_verify.actions import APPROVE, EXPLAIN, GO_TO_RAISE, RUN_AGAIN, SHOW_RUN, code_actions
-from tests.lsp_session import Session, session
+from lsp_verify.actions import APPROVE, EXPLAIN, GO_TO_RAISE, RUN_AGAIN, SHOW_RUN
+from tests.lsp_session import Session, session, window_changed
 
 FAILING = "echo 'src/calc.c:2:5: error: boom'; echo more output; exit 1"
 
@@ -146,8 +144,7 @@ async def test_a_failure_with_related_information_goes_to_the_line_that_raised(
 async def test_without_show_document_the_client_is_told_where_the_run_is(
     project: Path, state: Path
 ) -> None:
-    base = client_capabilities("visual_studio_code")
-    capabilities = attrs.evolve(base, window=attrs.evolve(base.window, show_document=None))
+    capabilities = window_changed(show_document=None)
     async with session(
         project, state=state, init_options={"command": FAILING}, capabilities=capabilities
     ) as s:
@@ -161,19 +158,23 @@ async def test_without_show_document_the_client_is_told_where_the_run_is(
         assert s.client.shown_documents == []
 
 
-def test_the_not_approved_warning_offers_approve_and_explain() -> None:
-    zero = types.Position(line=0, character=0)
-    warning = types.Diagnostic(
-        range=types.Range(start=zero, end=zero),
-        message="verify did not run: the plan needs approval",
-        severity=types.DiagnosticSeverity.Warning,
-        source="verify",
-        code="declined",
-    )
-    actions = code_actions("file:///p/a.py", "file:///p", [warning])
-    assert [(a.title, a.command.command, a.command.arguments) for a in actions if a.command][
-        :2
-    ] == [
-        (APPROVE, "verify.approve", ["file:///p"]),
-        (EXPLAIN, "verify.showPlan", ["file:///p"]),
-    ]
+async def test_the_not_approved_warning_offers_approve_and_explain(
+    project: Path, state: Path
+) -> None:
+    # A detected plan (make test), and a client that cannot be asked: the run is declined and
+    # the saved document gets the warning, as the server really publishes it.
+    (project / "Makefile").write_text("test:\n\t@exit 1\n")
+    async with session(project, state=state, capabilities=window_changed(show_message=None)) as s:
+        uri = s.save("src/calc.c")
+        await s.wait_for(lambda: s.diagnostics(uri), what="the not-approved warning")
+        (warning,) = s.diagnostics(uri)
+        assert warning.severity == types.DiagnosticSeverity.Warning
+        actions = await actions_for(s, uri, [warning])
+        assert [(a.title, a.command.command, list(a.command.arguments)) for a in actions][:2] == [
+            (APPROVE, "verify.approve", [project.as_uri()]),
+            (EXPLAIN, "verify.showPlan", [project.as_uri()]),
+        ]
+        assert [a.title for a in actions[2:]] == [RUN_AGAIN, SHOW_RUN]
+        # Approving from the warning approves the plan and withdraws the warning.
+        assert (await apply(s, actions[0]))["approved"] is True
+        await s.wait_for(lambda: not s.diagnostics(uri), what="the warning withdrawn")

@@ -11,14 +11,24 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
 
 from tests.lsp_session import Session, server_env, session
 from tests.raw_client import RawServer, frame
-from tests.test_agents import FAILING, PASSING, PYTEST, pull, verify_items
+from tests.test_agents import (
+    FAILING,
+    PASSING,
+    PYTEST,
+    agent_session,
+    pull,
+    reported,
+    verify_items,
+)
 
 
 def opencode_capabilities() -> types.ClientCapabilities:
@@ -42,6 +52,13 @@ def opencode_capabilities() -> types.ClientCapabilities:
     )
 
 
+def opencode(
+    project: Path, state: Path, command: str | None = None, **options: Any
+) -> AbstractAsyncContextManager[Session]:
+    """A session of a client that declares what opencode does (see agent_session)."""
+    return agent_session(project, state, command, opencode_capabilities(), **options)
+
+
 OPENCODE_CAPS = {
     "window": {"workDoneProgress": True},
     "workspace": {
@@ -58,12 +75,6 @@ def project(project: Path) -> Path:
     (project / "pytest.ini").write_text("[pytest]\n")
     (project / "test_answer.py").write_text(PASSING)
     return project
-
-
-def reported(s: Session, path: Path, kind: types.FileChangeType) -> None:
-    s.client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=path.as_uri(), type=kind)])
-    )
 
 
 def agent_creates(s: Session, rel: str, text: str) -> str:
@@ -85,13 +96,7 @@ def agent_creates(s: Session, rel: str, text: str) -> str:
 async def test_a_pull_waits_for_a_trigger_held_while_the_settings_load(
     project: Path, state: Path
 ) -> None:
-    async with session(
-        project,
-        state=state,
-        capabilities=opencode_capabilities(),
-        init_options={"command": PYTEST},
-        env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
-    ) as s:
+    async with opencode(project, state, PYTEST, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}) as s:
         await s.wait_for(lambda: s.statuses, what="the settings")
         # opencode sends didChangeConfiguration right after initialized: the settings load
         # again, and the edit that follows is held until they are known.
@@ -140,16 +145,11 @@ async def test_a_pass_publishes_the_triggering_document_and_nothing_else(
 async def test_a_client_that_pulls_without_refresh_support_also_gets_pushes(
     project: Path, state: Path
 ) -> None:
-    async with session(
-        project,
-        state=state,
-        capabilities=opencode_capabilities(),
-        init_options={"command": "sleep 0.5; echo broken; exit 1"},
-    ) as s:
+    async with opencode(project, state, "sleep 0.5; echo broken; exit 1") as s:
         assert s.server_capabilities is not None
         assert s.server_capabilities.diagnostic_provider is not None
         uri = s.uri("test_answer.py")
-        reported(s, project / "test_answer.py", types.FileChangeType.Changed)
+        reported(s, project / "test_answer.py")
         # A client whose pull gave up before the run ended (opencode waits 3 s) is told by
         # a push; the pull, answered at the run's end, says the same.
         pulled = asyncio.ensure_future(pull(s, uri))
@@ -166,12 +166,7 @@ async def test_nested_gitignore_files_decide_what_triggers(project: Path, state:
     sub = project / "pkg"
     sub.mkdir()
     (sub / ".gitignore").write_text("generated_*.py\n!keep.log\n")
-    async with session(
-        project,
-        state=state,
-        capabilities=opencode_capabilities(),
-        init_options={"command": "echo run >> ../runs.log"},
-    ) as s:
+    async with opencode(project, state, "echo run >> ../runs.log") as s:
         ignored = ["run.log", "pkg/trace.log", "pkg/generated_api.py", "out/x.py", "out/a/b.py"]
         for rel in ignored:
             path = project / rel
@@ -192,13 +187,8 @@ async def test_nested_gitignore_files_decide_what_triggers(project: Path, state:
 async def test_a_change_during_or_right_after_a_run_is_never_dropped(
     project: Path, state: Path
 ) -> None:
-    async with session(
-        project,
-        state=state,
-        capabilities=opencode_capabilities(),
-        init_options={"command": "echo run >> ../runs.log; sleep 0.6"},
-    ) as s:
-        reported(s, project / "test_answer.py", types.FileChangeType.Changed)
+    async with opencode(project, state, "echo run >> ../runs.log; sleep 0.6") as s:
+        reported(s, project / "test_answer.py")
         await s.wait_for(lambda: (project.parent / "runs.log").exists(), what="the first run")
         new = project / "test_during.py"
         new.write_text(PASSING)  # written while the run goes, not open in the client
@@ -214,7 +204,7 @@ async def test_a_run_declined_for_want_of_a_question_says_how_to_approve(
     project: Path, state: Path, tmp_path: Path
 ) -> None:
     (project / ".lsp-verify.toml").write_text('command = "echo checked"\n')
-    async with session(project, state=state, capabilities=opencode_capabilities()) as s:
+    async with opencode(project, state) as s:
         doc = agent_creates(s, "test_new.py", PASSING)
         report = await pull(s, doc)
         [warning] = verify_items(report)
@@ -233,7 +223,7 @@ async def test_a_run_declined_for_want_of_a_question_says_how_to_approve(
             capture_output=True,
         )
         (project / "test_new.py").write_text(FAILING)
-        reported(s, project / "test_new.py", types.FileChangeType.Changed)
+        reported(s, project / "test_new.py")
         report = await pull(s, doc, previous=report.result_id)
         assert verify_items(report) == []
         await s.wait_for(lambda: not s.verify_diagnostics(), what="the warning withdrawn")
@@ -244,7 +234,7 @@ async def test_approving_from_the_editor_withdraws_the_warning_at_once(
     project: Path, state: Path
 ) -> None:
     (project / ".lsp-verify.toml").write_text('command = "echo checked"\n')
-    async with session(project, state=state, capabilities=opencode_capabilities()) as s:
+    async with opencode(project, state) as s:
         doc = agent_creates(s, "test_new.py", PASSING)
         await s.wait_for(lambda: s.verify_diagnostics().get(doc), what="the warning")
         result = await s.command("verify.approve", project.as_uri())
@@ -320,21 +310,16 @@ async def test_a_run_now_joining_a_run_asked_for_by_echoes_is_the_user_s(
     # A report written by a run asks for one more run (an echo). verify.runNow joins that
     # queued run: the user asked for it, so what it writes counts once more, as a save's would.
     command = "echo run >> ../runs.log; date +%N > report.txt; sleep 0.5"
-    async with session(
-        project,
-        state=state,
-        capabilities=opencode_capabilities(),
-        init_options={"command": command},
-    ) as s:
+    async with opencode(project, state, command) as s:
         report_path = project / "report.txt"
         first = asyncio.ensure_future(s.command("verify.runNow", s.uri("test_answer.py")))
         await s.wait_for(report_path.exists, what="the first run's report")
-        reported(s, report_path, types.FileChangeType.Changed)  # an echo: queues run 2
+        reported(s, report_path)  # an echo: queues run 2
         await s.wait_for(lambda: s.statuses and s.statuses[-1]["state"] == "queued", what="queued")
         await s.command("verify.runNow")  # joins run 2
         await first
-        reported(s, report_path, types.FileChangeType.Changed)  # run 2's report
+        reported(s, report_path)  # run 2's report
         await s.wait_for(lambda: len(s.run_logs()) == 3, what="the run run 2's report asked for")
-        reported(s, report_path, types.FileChangeType.Changed)  # run 3's: an echo of an echo
+        reported(s, report_path)  # run 3's: an echo of an echo
         await asyncio.sleep(1.0)
         assert len(s.run_logs()) == 3

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import sys
 import time
 import warnings
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -44,6 +47,33 @@ def project(project: Path) -> Path:
     return root
 
 
+def agent_session(
+    project: Path,
+    state: Path,
+    command: str | None,
+    capabilities: types.ClientCapabilities | None = None,
+    **options: Any,
+) -> AbstractAsyncContextManager[Session]:
+    """A session of a client that behaves like an agent (agent_capabilities unless told), with
+    `command` as the verify command (None: the plan the folder's files give)."""
+    return session(
+        project,
+        state=state,
+        capabilities=capabilities or agent_capabilities(),
+        init_options=None if command is None else {"command": command},
+        **options,
+    )
+
+
+def reported(
+    s: Session, path: Path, kind: types.FileChangeType = types.FileChangeType.Changed
+) -> None:
+    """A file change, as a client that watches files reports it."""
+    s.client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=path.as_uri(), type=kind)])
+    )
+
+
 def agent_writes(s: Session, rel: str, text: str, version: int) -> str:
     """What an agent does: write the file, sync the open document, report the change."""
     path = s.root / rel
@@ -55,22 +85,20 @@ def agent_writes(s: Session, rel: str, text: str, version: int) -> str:
             content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
         )
     )
-    s.client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams(
-            changes=[types.FileEvent(uri=uri, type=types.FileChangeType.Changed)]
-        )
-    )
+    reported(s, path)
     return uri
 
 
-async def pull(s: Session, uri: str, previous: str | None = None) -> types.DocumentDiagnosticReport:
+async def pull(
+    s: Session, uri: str, previous: str | None = None, timeout: float = 60
+) -> types.DocumentDiagnosticReport:
     return await asyncio.wait_for(
         s.client.text_document_diagnostic_async(
             types.DocumentDiagnosticParams(
                 text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id=previous
             )
         ),
-        60,
+        timeout,
     )
 
 
@@ -82,12 +110,7 @@ def verify_items(report: types.DocumentDiagnosticReport) -> list[types.Diagnosti
 async def test_write_sync_and_pull_gets_the_verdict_of_a_run_that_saw_the_write(
     project: Path, state: Path
 ) -> None:
-    async with session(
-        project,
-        state=state,
-        capabilities=agent_capabilities(),
-        init_options={"command": PYTEST},
-    ) as s:
+    async with agent_session(project, state, PYTEST) as s:
         await s.wait_for(lambda: s.registrations, what="the file watcher registration")
         assert s.registrations[0].method == "workspace/didChangeWatchedFiles"
         assert s.server_capabilities is not None
@@ -114,9 +137,7 @@ async def test_write_sync_and_pull_gets_the_verdict_of_a_run_that_saw_the_write(
 
 async def test_twenty_files_in_one_burst_give_at_most_two_runs(project: Path, state: Path) -> None:
     command = "echo run >> ../runs.log; sleep 0.3"
-    async with session(
-        project, state=state, capabilities=agent_capabilities(), init_options={"command": command}
-    ) as s:
+    async with agent_session(project, state, command) as s:
         await s.wait_for(lambda: s.registrations, what="the file watcher registration")
         changes = []
         for i in range(20):
@@ -138,27 +159,17 @@ async def test_twenty_files_in_one_burst_give_at_most_two_runs(project: Path, st
 async def test_changes_in_vcs_and_dependency_folders_trigger_nothing(
     project: Path, state: Path, where: str
 ) -> None:
-    async with session(
-        project, state=state, capabilities=agent_capabilities(), init_options={"command": "true"}
-    ) as s:
+    async with agent_session(project, state, "true") as s:
         path = project / where
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("x")
-        s.client.workspace_did_change_watched_files(
-            types.DidChangeWatchedFilesParams(
-                changes=[types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Changed)]
-            )
-        )
+        reported(s, path)
         await asyncio.sleep(0.5)
         assert s.run_logs() == []
         # The same notification for a source file does run: the test is not vacuous.
         src = project / "app.py"
         src.write_text("x = 1\n")
-        s.client.workspace_did_change_watched_files(
-            types.DidChangeWatchedFilesParams(
-                changes=[types.FileEvent(uri=src.as_uri(), type=types.FileChangeType.Changed)]
-            )
-        )
+        reported(s, src)
         await s.wait_for(lambda: s.run_logs(), what="a run for app.py")
 
 
@@ -167,30 +178,20 @@ async def test_files_a_run_writes_cause_at_most_one_more_run(project: Path, stat
     # report is not ignored, so it may be an agent's file: it runs once more, and the
     # report that run writes is the loop guard's to drop.
     command = "echo run >> ../runs.log; sleep 0.2; date +%N > report.txt"
-    async with session(
-        project, state=state, capabilities=agent_capabilities(), init_options={"command": command}
-    ) as s:
+    async with agent_session(project, state, command) as s:
         src = project / "app.py"
         src.write_text("x = 1\n")
         report = project / "report.txt"
-
-        def changed(path: Path) -> None:
-            s.client.workspace_did_change_watched_files(
-                types.DidChangeWatchedFilesParams(
-                    changes=[types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Changed)]
-                )
-            )
-
-        changed(src)
+        reported(s, src)
         await s.wait_for(lambda: report.exists() and len(s.run_logs()) == 1, what="the first run")
-        changed(report)
+        reported(s, report)
         await s.wait_for(lambda: len(s.run_logs()) == 2, what="the run the report asked for")
-        changed(report)
+        reported(s, report)
         await asyncio.sleep(1.0)
         assert (project.parent / "runs.log").read_text().splitlines() == ["run", "run"]
         # A real edit still runs: the guard held back only the echo.
         src.write_text("x = 2\n")
-        changed(src)
+        reported(s, src)
         await s.wait_for(lambda: len(s.run_logs()) == 3, what="the run the edit asked for")
 
 
@@ -221,18 +222,23 @@ async def test_run_on_sync(project: Path, state: Path) -> None:
 
 
 async def test_a_pull_with_nothing_pending_answers_at_once(project: Path, state: Path) -> None:
-    async with session(
-        project,
-        state=state,
-        capabilities=agent_capabilities(),
-        init_options={"command": "echo broken; exit 1"},
-    ) as s:
+    # "At once" is shown without a clock: the command would block until released, so a pull
+    # that started a run, or waited for one, would not answer before the hang guard (10 s,
+    # well inside the 65 s a pull may wait for a pending run with the default timeoutMs).
+    started, release = project.parent / "started", project.parent / "release"
+    command = (
+        f"touch {shlex.quote(str(started))}; "
+        f"while [ ! -e {shlex.quote(str(release))} ]; do sleep 0.05; done; "
+        "echo broken; exit 1"
+    )
+    async with agent_session(project, state, command) as s:
         uri = s.uri("test_answer.py")
-        started = time.perf_counter()
-        first = await pull(s, uri)
-        assert time.perf_counter() - started < 0.5
+        first = await pull(s, uri, timeout=10)
         assert verify_items(first) == []
+        assert not started.exists(), "the pull started a run"
+        release.touch()
         await s.command("verify.runNow", uri)
+        assert started.exists()
         second = await pull(s, uri, previous=first.result_id)
         assert [d.message for d in verify_items(second)] == ["verify failed (exit 1):\nbroken"]
         third = await pull(s, uri, previous=second.result_id)

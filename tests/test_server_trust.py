@@ -6,12 +6,10 @@ import asyncio
 import os
 from pathlib import Path
 
-import attrs
 import pytest
 from lsprotocol import types
-from pytest_lsp import client_capabilities
 
-from tests.lsp_session import Session, session
+from tests.lsp_session import Session, session, window_changed
 
 RUN_ONCE, ALWAYS, DONT_RUN = "Run once", "Always for this plan", "Don't run"
 
@@ -133,8 +131,7 @@ async def test_a_client_that_cannot_answer_gets_declined(
 ) -> None:
     capabilities = None
     if how == "no showMessageRequest support":
-        base = client_capabilities("visual_studio_code")
-        capabilities = attrs.evolve(base, window=attrs.evolve(base.window, show_message=None))
+        capabilities = window_changed(show_message=None)
     async with session(project, state=state, capabilities=capabilities) as s:
         s.answer = lambda params: None
         await save_and_settle(s, 1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import subprocess
 import sys
 import time
@@ -17,8 +18,9 @@ from typing import Any
 import pytest
 
 from lsp_verify.framing import Framing
+from lsp_verify.transport import _CancelRaceAtDebug
 from tests.lsp_session import server_env
-from tests.raw_client import RawServer, did_save, frame, initialize
+from tests.raw_client import RawServer, did_save, frame, initialize, show_last_run
 
 
 @pytest.fixture
@@ -107,6 +109,35 @@ def test_editors_may_pass_stdio(raw: Any, project: Path, args: tuple[str, ...]) 
     server.send(initialize(project))
     assert "capabilities" in server.response(1)["result"]
     assert server.finish() == 0
+
+
+def test_a_cancel_for_an_answered_request_is_no_warning(
+    state: Path, project: Path, tmp_path: Path
+) -> None:
+    """Cancelling a request already answered is a race LSP expects: nothing on stderr, which
+    editors show as errors."""
+    server = RawServer(state, stderr=tmp_path / "stderr.log")
+    try:
+        server.started(project)
+        server.send(show_last_run(2))
+        server.response(2)
+        server.send(frame({"method": "$/cancelRequest", "params": {"id": 2}}) + show_last_run(3))
+        server.response(3)
+        assert server.finish() == 0
+    finally:
+        server.kill()
+    assert "Cancel notification" not in server.stderr_text(), server.stderr_text()
+
+
+def test_only_that_warning_of_pygls_is_lowered() -> None:
+    def record(message: str, *args: object) -> logging.LogRecord:
+        made = logging.LogRecord("pygls", logging.WARNING, __file__, 1, message, args, None)
+        assert _CancelRaceAtDebug().filter(made)
+        return made
+
+    assert record('Cancel notification for unknown message id "%s"', "10").levelno == logging.DEBUG
+    assert record("Unknown message: %s", "x").levelno == logging.WARNING
+    assert record('Cancelled request with id "%s"', "10").levelno == logging.WARNING
 
 
 def test_stdin_from_a_regular_file(state: Path, project: Path, tmp_path: Path) -> None:

@@ -199,12 +199,13 @@ def test_objects_sent_to_a_method_the_server_does_not_have_are_not_read(
         "response": {"id": "no-such-request", "result": payload},
     }[kind]
     server = raw().started(project)
-    started = time.monotonic()
+    before = server.cpu_seconds()
     server.send(frame(message) + show_last_run(7))
     if kind == "request":
         assert server.response(6, timeout=10)["error"]["code"] == -32601
     assert "result" in server.response(7, timeout=10)
-    assert time.monotonic() - started < 5
+    spent = server.cpu_seconds() - before
+    assert spent < 3, f"{spent:.2f} s of CPU to pass over the objects"
     assert server.peak_rss_mb() < PEAK_RSS_MB
     assert_no_traceback(server)
     assert server.finish() == 0
@@ -328,6 +329,11 @@ def test_params_of_the_wrong_shape_are_one_line_in_the_log(
 
 # ----- 9: a watched-files notification of 100 000 changes -----
 
+# CPU seconds for the notification and the request behind it: 0.2 to 0.35 s here today, 3.8 s
+# when each change works its directory out again (no cache per directory), 8.8 s
+# when the settings were read per change.
+WATCHED_CPU_BUDGET = 3.0
+
 
 def _watched(project: Path, where: str, count: int) -> tuple[bytes, str]:
     """One didChangeWatchedFiles of `count` changes in 100 folders under `where`, and the URI
@@ -343,7 +349,7 @@ def _watched(project: Path, where: str, count: int) -> tuple[bytes, str]:
 
 
 @pytest.mark.parametrize("where", ["src", "node_modules"])
-def test_a_request_right_after_100000_watched_changes_is_answered_within_a_second(
+def test_100000_watched_changes_cost_little_and_a_request_right_after_is_answered(
     raw: Callable[[], RawServer], project: Path, where: str
 ) -> None:
     server = raw().started(
@@ -351,12 +357,14 @@ def test_a_request_right_after_100000_watched_changes_is_answered_within_a_secon
     )
     runs = project.parent / "runs.log"
     notification, last = _watched(project, where, 100_000)
-    # The request right behind the notification, in the same write.
+    # The request right behind the notification, in the same write. What the server spends
+    # on them is measured in its CPU time, which a loaded machine does not lengthen; the
+    # response's own timeout is only a hang guard.
+    before = server.cpu_seconds()
     server.send(notification + show_last_run(7))
-    written = time.monotonic()
     server.response(7, timeout=30)
-    answered = time.monotonic() - written
-    assert answered < 1.0, f"answered {answered:.2f} s after the request was written"
+    spent = server.cpu_seconds() - before
+    assert spent < WATCHED_CPU_BUDGET, f"{spent:.2f} s of CPU for the notification and request"
     if where == "node_modules":
         time.sleep(0.5)
         assert not runs.exists()

@@ -18,12 +18,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import attrs
 import pytest
 from lsprotocol import types
-from pytest_lsp import client_capabilities
 
-from tests.lsp_session import Session, server_env, session
+from tests.lsp_session import Session, server_env, session, window_changed
 
 RUN_ONCE, ALWAYS, DONT_RUN = "Run once", "Always for this plan", "Don't run"
 HOSTILE = 'command = "touch PWNED"\n'
@@ -31,8 +29,7 @@ HOSTILE = 'command = "touch PWNED"\n'
 
 def no_questions() -> types.ClientCapabilities:
     """A client that cannot answer window/showMessageRequest (no window.showMessage)."""
-    base = client_capabilities("visual_studio_code")
-    return attrs.evolve(base, window=attrs.evolve(base.window, show_message=None))
+    return window_changed(show_message=None)
 
 
 # Every kind of key a project file may hold, each beside a hostile command:
