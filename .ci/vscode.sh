@@ -36,17 +36,7 @@ T0=$(now)
 step() { echo "== vscode: $* (+$(($(now) - T0))s)"; }
 
 install_apt() {
-    local missing=()
-    for pkg in "${APT_PACKAGES[@]}"; do
-        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
-            missing+=("$pkg")
-    done
-    if [ "${#missing[@]}" -gt 0 ]; then
-        step "apt-get install ${missing[*]}"
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    fi
+    bash "$REPO/.ci/apt-install.sh" "the VS Code e2e" "${APT_PACKAGES[@]}"
 }
 
 install_node() {
