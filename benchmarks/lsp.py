@@ -162,6 +162,28 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def save_round(client: Client, folder: Path) -> tuple[float, float]:
+    """One save of `folder`/a.txt: seconds to its publishDiagnostics, then seconds of a bare
+    run of the same command once the server is quiet again."""
+    uri = (folder / "a.txt").as_uri()
+    started = time.perf_counter()
+    client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    while True:
+        message = client.wait_method("textDocument/publishDiagnostics")
+        if message["params"]["uri"] == uri:
+            break
+    latency = time.perf_counter() - started
+    # The server is quiet again (its log line and idle status sent) before the bare run, so
+    # that its last writes cannot slow the bare command down.
+    while True:
+        message = client.wait_method("verify/status")
+        if message["params"]["folder"] == folder.as_uri() and message["params"]["state"] == "idle":
+            break
+    started = time.perf_counter()
+    subprocess.run(["sh", "-c", "exit 1"], cwd=folder)
+    return latency, time.perf_counter() - started
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30, help="saves to time")
@@ -170,13 +192,23 @@ def main() -> int:
     parser.add_argument(
         "--no-compile", action="store_true", help="do not compile lsp_verify's bytecode first"
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="a source tree of lsp-verify whose server is timed save by save alongside",
+    )
     args = parser.parse_args()
+    if args.baseline and not (Path(args.baseline) / "lsp_verify").is_dir():
+        parser.error(f"--baseline: no lsp_verify package in {args.baseline}")
     if not args.no_compile:
         import lsp_verify
 
-        package = Path(lsp_verify.__file__).parent
-        compileall.compile_dir(str(package), quiet=1)
-        print(f"bytecode of {package} compiled first, as pip install does")
+        packages = [Path(lsp_verify.__file__).parent]
+        if args.baseline:
+            packages.append(Path(args.baseline) / "lsp_verify")
+        for package in packages:
+            compileall.compile_dir(str(package), quiet=1)
+            print(f"bytecode of {package} compiled first, as pip install does")
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -225,39 +257,48 @@ def main() -> int:
         )
         print(f"the keeper's private memory: {client.keeper_private_mb():.1f} MB")
 
-        uri = (quick / "a.txt").as_uri()
         # Alternate a save and a bare run of the same command, round by round, and compare
-        # pairs: the machine's speed drifts too much for two separate series.
-        latencies, bare, differences = [], [], []
-        for _ in range(args.rounds):
-            started = time.perf_counter()
-            client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
-            while True:
-                message = client.wait_method("textDocument/publishDiagnostics")
-                if message["params"]["uri"] == uri:
-                    break
-            latencies.append(time.perf_counter() - started)
-            # The server is quiet again (its log line and idle status sent) before the bare
-            # run, so that its last writes cannot slow the bare command down.
-            while True:
-                message = client.wait_method("verify/status")
-                if message["params"]["folder"] == quick.as_uri() and (
-                    message["params"]["state"] == "idle"
-                ):
-                    break
-            started = time.perf_counter()
-            subprocess.run(["sh", "-c", "exit 1"], cwd=quick)
-            bare.append(time.perf_counter() - started)
-            differences.append(latencies[-1] - bare[-1])
+        # pairs: the machine's speed drifts too much for two separate series. A baseline
+        # server takes its turn in each round, first in every other one.
+        baseline = None
+        if args.baseline:
+            paths = [args.baseline, *filter(None, [env.get("PYTHONPATH")])]
+            baseline = Client(ours, {**env, "PYTHONPATH": os.pathsep.join(paths)})
+            baseline.initialize([quick], options)
+            time.sleep(0.5)
+        ours_rounds: list[tuple[float, float]] = []
+        baseline_rounds: list[tuple[float, float]] = []
+        for number in range(args.rounds):
+            turns = [(client, ours_rounds)]
+            if baseline is not None:
+                turns.append((baseline, baseline_rounds))
+            for server, rounds in turns[:: 1 if number % 2 == 0 else -1]:
+                rounds.append(save_round(server, quick))
+        latencies = [latency for latency, _ in ours_rounds]
+        differences = [latency - bare for latency, bare in ours_rounds]
         print(
             f"save -> diagnostics: median {statistics.median(latencies) * 1000:.2f} ms, "
             f"p90 {pct(latencies, 0.9) * 1000:.2f} ms over {args.rounds} saves"
         )
-        print(f"bare command (sh -c 'exit 1'): median {statistics.median(bare) * 1000:.2f} ms")
+        bare_times = [bare for _, bare in ours_rounds]
+        print(
+            f"bare command (sh -c 'exit 1'): median {statistics.median(bare_times) * 1000:.2f} ms"
+        )
         print(
             "save -> diagnostics over the bare command, median of paired differences: "
             f"{statistics.median(differences) * 1000:.2f} ms"
         )
+        if baseline is not None:
+            baseline.close()
+            over = [latency - bare for latency, bare in baseline_rounds]
+            print(
+                f"the same for the baseline ({args.baseline}): "
+                f"{statistics.median(over) * 1000:.2f} ms"
+            )
+            print(
+                "this tree minus the baseline, median of the differences round by round: "
+                f"{statistics.median(a - b for a, b in zip(differences, over)) * 1000:+.3f} ms"
+            )
 
         client.notify("textDocument/didSave", {"textDocument": {"uri": (slow / "b.txt").as_uri()}})
         time.sleep(0.5)

@@ -9,6 +9,7 @@ the command alone.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -109,6 +110,7 @@ class Call:
         return self.words[self.program :]
 
 
+@functools.lru_cache(maxsize=64)  # every save reads the same command again (shlex: 20 us)
 def parse_call(command: str) -> Call | None:
     """The command as a pytest run, or None when it is not one (or not surely one)."""
     if _SHELL.search(command):

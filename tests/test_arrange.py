@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -191,6 +192,29 @@ def test_the_program_ends_where_the_text_says(tmp_path: Path) -> None:
     assert call is not None
     assert call.args == ("-x", "-q")
     assert call.command[: call.program_end].rstrip().endswith("pytest")
+
+
+@pytest.mark.parametrize("kind", ["make check", "pytest -x -q"])
+def test_every_save_of_a_plan_reads_its_command_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Every save arranges the same command again; reading it with shlex costs 20 us of the
+    latency the save -> diagnostics guard measures (benchmarks/lsp.py), so it is read once."""
+    import lsp_verify.pytest_args as pytest_args
+
+    made: list[str] = []
+    real = pytest_args.shlex.shlex
+
+    def counting(stream: Any, *args: Any, **kwargs: Any) -> Any:
+        made.append(stream if isinstance(stream, str) else stream.getvalue())
+        return real(stream, *args, **kwargs)
+
+    monkeypatch.setattr(pytest_args.shlex, "shlex", counting)
+    command = f"{kind} {tmp_path.name}"  # a command no other test has read
+    saved = str(tmp_path / "test_a.py")
+    arrangements = [arrange(plan_of(tmp_path, command), True, saved, NO_ENV) for _ in range(3)]
+    assert made.count(command) == 1
+    assert arrangements[0] == arrangements[1] == arrangements[2]
 
 
 # ----- the saved test file first -----
