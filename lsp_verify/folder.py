@@ -83,7 +83,7 @@ class Folder:
         self.uri = uri
         # Sent at once on a state change, before a trigger spawns its command: a client that
         # wakes up to read it then does so while the server prepares, not while the command
-        # runs beside it on a machine with few cores (measured: a tenth of a millisecond).
+        # runs beside it on a machine with few cores.
         self.verifier = FolderVerifier(
             path, job, on_record=lambda r: on_record(self, r), on_state=lambda _: on_state(self)
         )
