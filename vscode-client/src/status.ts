@@ -64,6 +64,8 @@ export interface StatusView {
 
 const SHOW_LAST_RUN = 'verify.showLastRun';
 const SHOW_OUTPUT = 'verify.showOutput';
+/** The Verify Runs channel, where the running command's output streams. */
+const SHOW_RUN_OUTPUT = 'verify.showRunOutput';
 const RESTRICTED =
     'This workspace is in Restricted Mode: verify runs no command from the repository on save. ' +
     'Trust the workspace to let it run; "Verify: Run Now" still asks first.';
@@ -91,7 +93,12 @@ export function statusView(input: StatusInput): StatusView {
     }
     if (status.state !== 'idle') {
         const queued = status.state === 'queued' ? ' (+1 queued)' : '';
-        return { text: `$(sync~spin) verify: running${queued}`, tooltip: `Running ${about}`, ...lastRun };
+        return {
+            text: `$(sync~spin) verify: running${queued}`,
+            tooltip: `Running ${about}. Click to watch its output.`,
+            command: SHOW_RUN_OUTPUT,
+            arguments: [],
+        };
     }
     const click = 'Click to show the last run.';
     switch (status.lastOutcome) {

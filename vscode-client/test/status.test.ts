@@ -44,6 +44,11 @@ describe('the status bar item, driven by verify/status', () => {
         const item = await notified(status({ state: 'running', lastOutcome: 'failed' }));
         expect(item.text).toBe('$(sync~spin) verify: running');
         expect(item.visible).toBe(true);
+        // While it runs, a click shows its output as it comes; afterwards, the run's view.
+        expect(item.tooltip).toContain('Click to watch its output');
+        expect(item.command).toMatchObject({ command: 'verify.showRunOutput' });
+        const done = await notified(status({ lastOutcome: 'failed' }));
+        expect(done.command).toMatchObject({ command: 'verify.showLastRun' });
     });
 
     it('says when a run is queued behind the running one', async () => {
