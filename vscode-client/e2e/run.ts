@@ -513,8 +513,30 @@ async function main(): Promise<void> {
 
         await h.step('run-now-and-show-last-run', async () => {
             await h.openFile('test_calc.py');
+            await h.problems(); // the panel shows Problems, not the run's output
             await h.runCommand('Verify: Run Now');
             await h.waitForStatus(/verify: running/, 10_000);
+            // A click on the spinning status shows the run's output as it comes (the test
+            // sleeps 1.5 s, so the run is still going).
+            const output = h.page.locator('.part.panel .monaco-editor .view-lines').first();
+            if (await output.isVisible()) {
+                throw new Error('an output channel shows before the click');
+            }
+            await h.statusItem().click();
+            await until('the running command in the Verify Runs channel', async () => {
+                if (!(await output.isVisible())) {
+                    return undefined;
+                }
+                const shown = (await output.innerText()).replace(/\u00a0/g, ' ');
+                // The newest header is this run's, with no outcome after it yet.
+                const header = shown.lastIndexOf('── verify: ');
+                return header >= 0 &&
+                    /runNow/.test(shown.slice(header)) &&
+                    !/── (passed|failed)/.test(shown.slice(header))
+                    ? shown
+                    : undefined;
+            });
+            await h.shot('status-click-run-output');
             await h.waitForStatus(/verify: failed \(\d+\)/);
             const view = await h.lastRunView(
                 [
