@@ -90,7 +90,7 @@ async def test_a_verify_diagnostic_offers_run_again_and_the_runs_output(
         text = path.read_text()
         assert text.startswith("# verify: Failed\n")
         link = os.path.relpath(project / "src" / "calc.c", path.parent)
-        assert f"[src/calc.c:2:5]({link}#L2) error: boom" in text
+        assert f"[`src/calc.c:2:5`]({link}#L2) error: `boom`" in text
         assert "more output" in text and '"outcome": "failed"' in text
 
 
