@@ -200,10 +200,21 @@ def save_round(client: Client, folder: Path) -> tuple[float, float]:
     return latency, time.perf_counter() - started
 
 
+def positive(text: str) -> int:
+    """A count of at least 1 (a median of nothing is no figure)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number of at least 1: {text!r}")
+    return value
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=30, help="saves to time")
-    parser.add_argument("--starts", type=int, default=5, help="paired server starts to time")
+    parser.add_argument("--rounds", type=positive, default=30, help="saves to time")
+    parser.add_argument("--starts", type=positive, default=5, help="paired server starts to time")
     parser.add_argument("--long-run", type=float, default=5.0, help="seconds of the long run")
     parser.add_argument(
         "--no-compile", action="store_true", help="do not compile lsp_verify's bytecode first"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -47,3 +49,16 @@ def test_the_baseline_server_runs_the_baseline_tree_when_started_from_this_trees
         client.proc.stdout.close()
     assert marker.exists(), "the server started was not the baseline's"
     assert Path(marker.read_text()).resolve() == (tree / "lsp_verify" / "__main__.py").resolve()
+
+
+@pytest.mark.parametrize("option", ["--rounds", "--starts"])
+def test_a_count_of_nothing_is_a_usage_error_not_a_traceback(option: str) -> None:
+    result = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "lsp.py"), option, "0", "--no-compile"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    assert f"{option}: not a whole number of at least 1: '0'" in result.stderr
+    assert "Traceback" not in result.stderr
