@@ -12,6 +12,7 @@ from types import ModuleType
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+XDG = ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
 
 
 def benchmark() -> ModuleType:
@@ -38,7 +39,9 @@ def test_the_baseline_server_runs_the_baseline_tree_when_started_from_this_trees
     monkeypatch.chdir(REPO)
     runs = tmp_path / "runs"
     runs.mkdir()
-    env = {**os.environ, "MARKER": str(marker)}
+    # Whichever server starts, it finds no home or state of the user's.
+    env = {**os.environ, "MARKER": str(marker), "HOME": str(tmp_path / "home")}
+    env.update({name: str(tmp_path / name.lower()) for name in XDG})
     client = lsp.server_client(env, runs, os.path.relpath(tree, REPO))
     client.proc.stdin.close()  # a real server ends at the end of its input
     try:
