@@ -44,10 +44,15 @@ def _status_mb(pid: int, field: str) -> float:
 
 
 class Client:
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
         )
         self.buffer = b""
         self.next_id = 0
@@ -162,6 +167,17 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def server_client(env: dict[str, str], cwd: Path, tree: str | None = None) -> Client:
+    """lsp-verify's server as `import lsp_verify` finds it here, or the one of source tree
+    `tree`. It starts in `cwd`, not in this process's folder: `python -m` puts its working
+    folder first on sys.path, so started from a tree's root it would run that tree's package
+    whatever PYTHONPATH says (a baseline would be this tree again)."""
+    if tree is not None:
+        paths = [str(Path(tree).resolve()), *filter(None, [env.get("PYTHONPATH")])]
+        env = {**env, "PYTHONPATH": os.pathsep.join(paths)}
+    return Client([sys.executable, "-m", "lsp_verify"], env, cwd=cwd)
+
+
 def save_round(client: Client, folder: Path) -> tuple[float, float]:
     """One save of `folder`/a.txt: seconds to its publishDiagnostics, then seconds of a bare
     run of the same command once the server is quiet again."""
@@ -184,10 +200,21 @@ def save_round(client: Client, folder: Path) -> tuple[float, float]:
     return latency, time.perf_counter() - started
 
 
+def positive(text: str) -> int:
+    """A count of at least 1 (a median of nothing is no figure)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number of at least 1: {text!r}")
+    return value
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=30, help="saves to time")
-    parser.add_argument("--starts", type=int, default=5, help="paired server starts to time")
+    parser.add_argument("--rounds", type=positive, default=30, help="saves to time")
+    parser.add_argument("--starts", type=positive, default=5, help="paired server starts to time")
     parser.add_argument("--long-run", type=float, default=5.0, help="seconds of the long run")
     parser.add_argument(
         "--no-compile", action="store_true", help="do not compile lsp_verify's bytecode first"
@@ -224,12 +251,11 @@ def main() -> int:
         (slow / ".lsp-verify.toml").write_text(f'command = "sleep {args.long_run}"\n')
         (quick / "a.txt").write_text("x\n")
         options = {"confirm": "never"}
-        ours = [sys.executable, "-m", "lsp_verify"]
         theirs = [sys.executable, str(idle)]
 
         ratios, our_starts, idle_starts = [], [], []
         for _ in range(args.starts):
-            a = Client(ours, env)
+            a = server_client(env, root)
             our_time = a.initialize([quick], options)
             a.close()
             b = Client(theirs, env)
@@ -248,7 +274,7 @@ def main() -> int:
         )
         print(f"spawn -> initialize: median of paired ratios {statistics.median(ratios):.3f}")
 
-        client = Client(ours, env)
+        client = server_client(env, root)
         client.initialize([quick, slow], options)
         time.sleep(0.5)
         print(
@@ -262,8 +288,7 @@ def main() -> int:
         # server takes its turn in each round, first in every other one.
         baseline = None
         if args.baseline:
-            paths = [args.baseline, *filter(None, [env.get("PYTHONPATH")])]
-            baseline = Client(ours, {**env, "PYTHONPATH": os.pathsep.join(paths)})
+            baseline = server_client(env, root, args.baseline)
             baseline.initialize([quick], options)
             time.sleep(0.5)
         ours_rounds: list[tuple[float, float]] = []

@@ -291,6 +291,19 @@ class Folders:
         record = folder.verifier.last_record if folder is not None else None
         return record.to_json() if record is not None else None
 
+    def last_run_folder(self, uri: str | None) -> Folder | None:
+        """The folder `uri` names; when it names none, the folder whose last run started last
+        (the record `last_records` lists with the others), else `target`'s guess."""
+        if uri is None:
+            started = [
+                (f.verifier.last_record.started_at, i, f)
+                for i, f in enumerate(self.folders.values())
+                if f.verifier.last_record is not None
+            ]
+            if started:
+                return max(started)[2]
+        return self.target(uri)[0]
+
     def explain(self, folder: Folder) -> dict[str, Any]:
         from lsp_verify.arrange import arrangement_json
         from lsp_verify.plan import plan_to_json

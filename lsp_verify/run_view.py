@@ -82,9 +82,12 @@ def record_markdown(record: Record, base: Path | None = None) -> str:
         lines += ["", f"## Problems ({len(record.problems)})", ""]
         for problem in record.problems:
             target = _link(os.path.join(record.folder, problem.path), problem.line, base)
-            where = f"{problem.path}:{problem.line}:{problem.column}"
-            message = problem.message.splitlines()[0] if problem.message else ""
-            lines.append(f"- [{where}]({target}) {problem.severity}: {message}")
+            # As code: a message or path read as Markdown loses `<module>` or `vector<int>`
+            # (taken for HTML) and the underscores of `__init__` (taken for bold).
+            where = _inline(f"{problem.path}:{problem.line}:{problem.column}")
+            first = problem.message.splitlines()[0] if problem.message else ""
+            message = _inline(first) if first.strip() else ""
+            lines.append(f"- [{where}]({target}) {problem.severity}: {message}".rstrip())
     if record.tail:
         lines += ["", f"## Output (last {len(record.tail)} lines)", ""]
         lines += _fence(list(record.tail))

@@ -371,7 +371,7 @@ def code_action(ls: VerifyServer, params: types.CodeActionParams) -> list[types.
 def show_run(ls: VerifyServer, *args: Any) -> Any:
     from lsp_verify import actions
 
-    folder, _ = ls.verify.target(uri_argument(args))
+    folder = ls.verify.last_run_folder(uri_argument(args))
     return actions.show_run(folder.verifier.last_record if folder else None, ls)
 
 

@@ -90,7 +90,7 @@ async def test_a_verify_diagnostic_offers_run_again_and_the_runs_output(
         text = path.read_text()
         assert text.startswith("# verify: Failed\n")
         link = os.path.relpath(project / "src" / "calc.c", path.parent)
-        assert f"[src/calc.c:2:5]({link}#L2) error: boom" in text
+        assert f"[`src/calc.c:2:5`]({link}#L2) error: `boom`" in text
         assert "more output" in text and '"outcome": "failed"' in text
 
 
@@ -139,6 +139,28 @@ async def test_a_failure_with_related_information_goes_to_the_line_that_raised(
         assert opened.uri == related.uri
         assert opened.selection is not None
         assert opened.selection.start.line == related.range.start.line
+
+
+async def test_show_run_without_a_folder_shows_the_run_that_started_last(
+    project: Path, state: Path, tmp_path: Path
+) -> None:
+    # Show Last Run from the palette with no editor open (a run view focused, say) names no
+    # folder; of several folders, the view is the last run's, not the first folder's.
+    other = tmp_path / "other"
+    other.mkdir()
+    async with session(
+        project, state=state, folders=[project, other], init_options={"command": FAILING}
+    ) as s:
+        await s.command("verify.runNow", other.as_uri(), timeout=60)
+        shown = await s.command("verify.showRun")
+        assert shown is not None
+        assert "/last-run-other-" in shown["uri"]
+        await s.command("verify.runNow", project.as_uri(), timeout=60)
+        shown = await s.command("verify.showRun")
+        assert "/last-run-project-" in shown["uri"]
+        # A folder named still gets its own run's view.
+        shown = await s.command("verify.showRun", other.as_uri())
+        assert "/last-run-other-" in shown["uri"]
 
 
 async def test_without_show_document_the_client_is_told_where_the_run_is(

@@ -42,11 +42,32 @@ def test_the_verdict_comes_first_then_facts_problems_output_and_json() -> None:
         "- **exit status:** 1",
     ):
         assert fact in lines
-    link = "- [tests/test_a.py:7:5](file:///work/proj/tests/test_a.py#L7) error: assert 1 == 2"
+    link = "- [`tests/test_a.py:7:5`](file:///work/proj/tests/test_a.py#L7) error: `assert 1 == 2`"
     assert link in lines
     assert text.index("## Problems") < text.index("## Output") < text.index("## Record (JSON)")
     block = text.split("## Record (JSON)\n\n```text\n", 1)[1].rsplit("```", 1)[0]
     assert json.loads(block)["outcome"] == "failed"
+
+
+def test_problem_messages_and_paths_show_as_written_not_as_markdown_or_html() -> None:
+    # A renderer takes `<module>` and `vector<int>` for HTML tags (VS Code's preview drops
+    # them) and `__init__` for bold; as code spans they show as written.
+    problems = (
+        Problem("pkg/__init__.py", 3, 1, 'File "x.py", line 1, in <module>'),
+        Problem("src/a.cpp", 9, 2, "no match for std::vector<int> & *p_q*", severity="warning"),
+        Problem("src/b.c", 1, 1, "   "),
+    )
+    lines = record_markdown(record(problems=problems)).splitlines()
+    assert (
+        "- [`pkg/__init__.py:3:1`](file:///work/proj/pkg/__init__.py#L3) error: "
+        + ('`File "x.py", line 1, in <module>`')
+        in lines
+    )
+    assert (
+        "- [`src/a.cpp:9:2`](file:///work/proj/src/a.cpp#L9) warning: "
+        "`no match for std::vector<int> & *p_q*`"
+    ) in lines
+    assert "- [`src/b.c:1:1`](file:///work/proj/src/b.c#L1) error:" in lines
 
 
 def test_backticks_in_the_output_or_command_cannot_close_the_blocks() -> None:
@@ -93,7 +114,7 @@ def test_the_written_view_links_each_problem_relative_to_itself(tmp_path: Path) 
         record(folder=str(project), problems=(problem,)), tmp_path / "state" / "runs"
     )
     text = view.read_text(encoding="utf-8")
-    link = text.split("- [tests/test a.py:7:5](", 1)[1].split(")", 1)[0]
+    link = text.split("- [`tests/test a.py:7:5`](", 1)[1].split(")", 1)[0]
     assert "file:" not in link and " " not in link, link
     relative, fragment = link.split("#", 1)
     assert fragment == "L7"

@@ -12,12 +12,26 @@ import type {
     ShowDocumentResult,
 } from 'vscode-languageclient/node';
 
-/** The server's name for a run view: `last-run-<folder>-<digest>-<started>.md`, one per run. */
-const RUN_VIEW = /\/(last-run-[^/]*-[0-9a-f]{12}-)[0-9A-Za-z]+\.md$/;
+/**
+ * The server's name for a run view, in its state folder:
+ * `lsp-verify/runs/last-run-<folder>-<digest>-<started>.md`, one per run.
+ */
+const RUN_VIEW = /\/lsp-verify\/runs\/((last-run-[^/]*-[0-9a-f]{12}-)[0-9A-Za-z]+\.md)$/;
 
-/** The name all views of the same folder's runs start with, if `uri` is a run view. */
-export function runViewFolder(uri: string): string | undefined {
-    return uri.startsWith('file:') ? RUN_VIEW.exec(uri)?.[1] : undefined;
+/**
+ * A run view's file name, and the name all views of the same folder's runs start with, as a
+ * tab shows them (a folder named `café` is `caf%C3%A9` in the URI, `café` in the label).
+ */
+export function runViewName(uri: string): { name: string; folder: string } | undefined {
+    const found = uri.startsWith('file:') ? RUN_VIEW.exec(uri) : null;
+    if (!found) {
+        return undefined;
+    }
+    try {
+        return { name: decodeURIComponent(found[1] ?? ''), folder: decodeURIComponent(found[2] ?? '') };
+    } catch {
+        return undefined; // not a URI the server writes
+    }
 }
 
 /** Previews of the folder's older runs (the server has removed their files). */
@@ -39,12 +53,12 @@ export async function showDocument(
     token: CancellationToken,
     next: ShowDocumentRequest.HandlerSignature,
 ): Promise<ShowDocumentResult | ResponseError<void>> {
-    const folder = runViewFolder(params.uri);
-    if (params.external || folder === undefined) {
+    const view = runViewName(params.uri);
+    if (params.external || view === undefined) {
         return next(params, token);
     }
     try {
-        await closeOlderViews(folder, params.uri.slice(params.uri.lastIndexOf('/') + 1));
+        await closeOlderViews(view.folder, view.name);
         // Reveals the preview already open for this file, refreshed.
         await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.parse(params.uri));
         return { success: true };

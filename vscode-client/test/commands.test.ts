@@ -97,6 +97,38 @@ describe('server commands from the palette', () => {
         expect(mock.state.tabs).toEqual([otherFolder, source]);
     });
 
+    it("closes the older previews of a folder whose name is not ASCII, and keeps this run's", async () => {
+        context = await activated();
+        const preview = (name: string) => ({
+            label: `Preview ${name}`,
+            input: new TabInputWebview('markdown.preview'),
+        });
+        const older = preview('last-run-café-0123456789ab-20261130T090000000Z.md');
+        const current = preview('last-run-café-0123456789ab-20261201T100000000Z.md');
+        mock.state.tabs = [older, current];
+        lastClient().results.set('verify.showLastRun', { outcome: 'passed' });
+        lastClient().showsDocument.set(
+            'verify.showRun',
+            'file:///state/lsp-verify/runs/last-run-caf%C3%A9-0123456789ab-20261201T100000000Z.md',
+        );
+        await commands.executeCommand('verify.showLastRun');
+        expect(mock.state.tabs).toEqual([current]);
+    });
+
+    it("a Markdown file of the user's named like a run view opens as languageclient would", async () => {
+        context = await activated();
+        const own = {
+            label: 'Preview last-run-notes-0123456789ab-1.md',
+            input: new TabInputWebview('markdown.preview'),
+        };
+        mock.state.tabs = [own];
+        lastClient().results.set('verify.showLastRun', { outcome: 'passed' });
+        lastClient().showsDocument.set('verify.showRun', 'file:///work/project/last-run-notes-0123456789ab-2.md');
+        await commands.executeCommand('verify.showLastRun');
+        expect(lastClient().shownByDefault).toEqual(['file:///work/project/last-run-notes-0123456789ab-2.md']);
+        expect(mock.state.tabs).toEqual([own]);
+    });
+
     it('a document the server shows that is not a run view opens as languageclient would', async () => {
         context = await activated();
         lastClient().results.set('verify.showLastRun', { outcome: 'passed' });
