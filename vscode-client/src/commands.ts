@@ -59,9 +59,14 @@ export function executeCommandMiddleware(deps: CommandDeps) {
         }
         const forwarded = withActiveDocument(args, deps.activeUri());
         const result = await next(command, forwarded);
-        if (command === 'verify.showLastRun' && !isEmpty(result)) {
-            // The server writes the run's readable view and asks to show it (see runView.ts).
-            await next(SHOW_RUN, forwarded);
+        if (command === 'verify.showLastRun') {
+            if (isEmpty(result)) {
+                const where = forwarded.length > 0 ? 'in this folder' : 'in this workspace';
+                void vscode.window.showInformationMessage(`verify has not run ${where} yet.`);
+            } else {
+                // The server writes the run's readable view and asks to show it (see runView.ts).
+                await next(SHOW_RUN, forwarded);
+            }
         } else {
             await present(command, result, deps.documents);
         }
@@ -77,11 +82,6 @@ function isEmpty(result: unknown): boolean {
 export async function present(command: string, result: unknown, documents: JsonDocuments): Promise<void> {
     const value = (typeof result === 'object' && result !== null ? result : {}) as Record<string, unknown>;
     switch (command) {
-        case 'verify.showLastRun':
-            if (isEmpty(result)) {
-                void vscode.window.showInformationMessage('verify has not run in this workspace yet.');
-            }
-            return;
         case 'verify.explain':
             if (result === null || result === undefined) {
                 void vscode.window.showInformationMessage('verify: no workspace folder to explain.');

@@ -157,6 +157,13 @@ describe('server commands from the palette', () => {
         expect(mock.state.messages.map((m) => m.message)).toEqual(['verify has not run in this workspace yet.']);
     });
 
+    it('Show Last Run for a folder that has not run says it of that folder, not the workspace', async () => {
+        mock.state.activeUri = Uri.file('/work/project/calc.py');
+        context = await activated();
+        await commands.executeCommand('verify.showLastRun');
+        expect(mock.state.messages.map((m) => m.message)).toEqual(['verify has not run in this folder yet.']);
+    });
+
     it('Explain Plan opens the plan as JSON', async () => {
         context = await activated();
         lastClient().results.set('verify.explain', { source: 'detected', command: 'pytest -x -q', rules: [] });
