@@ -20,7 +20,8 @@ from lsp_verify.problems import (
     UnittestMatcher,
 )
 from lsp_verify.problems.matcher import MAX_LINE
-from tests.test_problems import linear_problems, make_files, problems_of, run, where
+from tests.test_problems import make_files, problems_of, run, where
+from tests.test_problems_bounds import linear_problems
 
 RULE = "=" * 70
 DASHES = "-" * 70

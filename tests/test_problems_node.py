@@ -23,7 +23,7 @@ from lsp_verify.problems.node import (
     NodeTestMatcher,
     TapMatcher,
 )
-from tests.test_problems import _state_size
+from tests.test_problems_bounds import _state_size
 
 URL = "http://host:8080/a.js:3:4"
 
