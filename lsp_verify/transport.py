@@ -243,6 +243,9 @@ class Transport:
             try:
                 if os.path.sameopenfile(stdin.fileno(), sys.stdout.fileno()):
                     raise ValueError("stdin is stdout")
+                if not _watchable(stdin.fileno()):
+                    # The loop would accept it and fail later, in a callback, reading nothing.
+                    raise ValueError("stdin cannot be watched (/dev/null, a regular file)")
                 await loop.connect_read_pipe(lambda: framing, stdin)
             except (OSError, ValueError, NotImplementedError):
                 threading.Thread(
@@ -302,6 +305,19 @@ def _why(exc: Exception) -> str:
     if isinstance(cause, ClassValidationError):
         return f"{exc}: " + "; ".join(transform_error(cause)[:3])
     return f"{type(exc).__name__}: {exc}"
+
+
+def _watchable(fd: int) -> bool:
+    """Whether the event loop's selector can watch `fd`: epoll refuses /dev/null and regular
+    files (EPERM), which asyncio's pipe transport takes for pipes and then never reads."""
+    import selectors
+
+    with selectors.DefaultSelector() as probe:
+        try:
+            probe.register(fd, selectors.EVENT_READ)
+        except (OSError, ValueError):
+            return False
+    return True
 
 
 def _quiet_when_cancelled(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:

@@ -162,6 +162,20 @@ def test_stdin_from_a_regular_file(state: Path, project: Path, tmp_path: Path) -
     assert b'"id": 2' in done.stdout or b'"id":2' in done.stdout
 
 
+def test_stdin_from_dev_null_is_the_end_of_input_at_once(state: Path) -> None:
+    """/dev/null as stdin (a launcher or a health check that gives no input): the server sees
+    the end of its input and exits, rather than hanging after a traceback."""
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_verify"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=server_env(state),
+        timeout=30,
+    )
+    assert b"Traceback" not in done.stderr, done.stderr.decode(errors="replace")
+    assert done.returncode == 0, done  # as when a pipe ends
+
+
 class _Recorder:
     def __init__(self) -> None:
         self.bodies: list[bytes] = []
