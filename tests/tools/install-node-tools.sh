@@ -19,19 +19,10 @@ done
 if [ "$have_all" -eq 1 ]; then
     exit 0
 fi
-if ! command -v npm >/dev/null 2>&1; then
-    echo "$0: npm is not on PATH" >&2
-    exit 1
-fi
-
-mkdir -p "$dir"
-# A package.json of its own keeps npm from walking up and installing into an enclosing project.
-if [ ! -f "$dir/package.json" ]; then
-    printf '{\n  "name": "lsp-verify-node-tools",\n  "private": true\n}\n' >"$dir/package.json"
-fi
 # vitest@3 is the newest major known to install on node 20 with this npm; the fixtures of
 # jest and eslint were recorded with jest 29 and eslint 8 (eslint 10 has no compact format).
 # yarn (classic) and pnpm run the workspace layouts of tests/test_verdicts.py by hand.
 # ava 7 and 8 need packages the registry does not have here; ava 6 runs on node 20.
-npm install --prefix "$dir" --no-audit --no-fund typescript@5 vitest@3 jest@29 eslint@8 \
-    yarn@1 pnpm@9 mocha@12 ava@6 tap@21 @biomejs/biome@2 pyright@1
+bash "$(dirname "$0")/npm-prefix-install.sh" "$dir" lsp-verify-node-tools \
+    typescript@5 vitest@3 jest@29 eslint@8 yarn@1 pnpm@9 mocha@12 ava@6 tap@21 \
+    @biomejs/biome@2 pyright@1

@@ -16,15 +16,6 @@ bin="$dir/node_modules/.bin/opencode"
 if [ -x "$bin" ] && [ "$("$bin" --version 2>/dev/null || true)" = "$version" ]; then
     exit 0
 fi
-if ! command -v npm >/dev/null 2>&1; then
-    echo "$0: npm is not on PATH" >&2
-    exit 1
-fi
-
-mkdir -p "$dir"
-# A package.json of its own keeps npm from walking up and installing into an enclosing project.
-if [ ! -f "$dir/package.json" ]; then
-    printf '{\n  "name": "lsp-verify-opencode",\n  "private": true\n}\n' >"$dir/package.json"
-fi
-npm install --prefix "$dir" --no-audit --no-fund --save-exact "opencode-ai@$version"
+bash "$(dirname "$0")/npm-prefix-install.sh" "$dir" lsp-verify-opencode \
+    --save-exact "opencode-ai@$version"
 "$bin" --version >/dev/null
