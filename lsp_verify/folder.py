@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 from lsp_verify.diagnostics import Diagnostics
 from lsp_verify.held import Holds, settle
 from lsp_verify.ignore import IgnoreRules
+from lsp_verify.logs import log_failures, one_line
 from lsp_verify.loopguard import LoopGuard
 from lsp_verify.project_file import ProjectFile, load_project_file
 from lsp_verify.settings import (
@@ -335,13 +336,22 @@ class Folders:
     async def load_settings(self, folders: list[Folder]) -> None:
         """Each folder's `verify` section from the client, where it can answer; else the
         initialization options."""
-        answers = await self.ui.configuration([f.uri for f in folders]) if folders else None
+        try:
+            answers = await self.ui.configuration([f.uri for f in folders]) if folders else None
+        except Exception as exc:  # a bug of ours: the folders still get ready, on init options
+            log.error("asking the client for settings failed: %s", one_line(exc))
+            answers = None
         for n, folder in enumerate(folders):
             answer = answers[n] if answers is not None and n < len(answers) else None
             origin = "settings" if answers is not None else "initializationOptions"
             value = answer if answer not in (None, {}) else self.options.settings
-            folder.editor = self._parse(value, origin)
-            folder.ready.set()
+            try:
+                folder.editor = self._parse(value, origin)
+            except Exception as exc:
+                log.error("reading the settings of %s failed: %s", folder.path, one_line(exc))
+                folder.editor = None
+            finally:
+                folder.ready.set()  # never left unready: its saves would be held for good
 
     def settings_changed(self, settings: object) -> None:
         """workspace/didChangeConfiguration: saves from now on wait for the new settings."""
@@ -385,7 +395,8 @@ class Folders:
                 limit = settings.timeout_ms / 1000 + 5
                 waits.append(asyncio.wait_for(settle(folder.holds, folder.verifier), limit))
         if waits:
-            await asyncio.gather(*waits, return_exceptions=True)
+            results = await asyncio.gather(*waits, return_exceptions=True)
+            log_failures("waiting for a run", results, (asyncio.TimeoutError,))
 
     # ----- status, log, lifetime -----
 
@@ -405,9 +416,15 @@ class Folders:
         """Run `work` as a task the workspace keeps a reference to until it ends."""
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log_failures("a background task", [task.exception()])
 
     async def close_all(self) -> None:
-        await asyncio.gather(
+        results = await asyncio.gather(
             *(f.verifier.close() for f in list(self.folders.values())), return_exceptions=True
         )
+        log_failures("stopping a folder's runs", results)

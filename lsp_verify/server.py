@@ -21,15 +21,18 @@ from pygls.lsp.server import LanguageServer
 
 from lsp_verify import __version__
 from lsp_verify.diagnostics import CONFIG, VERIFY
+from lsp_verify.inflight import Refused
 from lsp_verify.progress import RunProgress
 from lsp_verify.settings import LogLevel, parse_init_options
-from lsp_verify.transport import Transport
+from lsp_verify.transport import Transport, VerifyProtocol
 from lsp_verify.uris import path_to_uri
 from lsp_verify.workspace import Progress, Workspace
 
 log = logging.getLogger("lsp_verify")
 
 STATUS_METHOD = "verify/status"
+QUESTION_S = 600.0  # how long the approval question waits for its answer (SPEC 7)
+CLIENT_S = 10.0  # how long any other request to the client waits for its answer
 _LEVELS = {
     "log": types.MessageType.Log,
     "info": types.MessageType.Info,
@@ -46,6 +49,7 @@ class VerifyServer(LanguageServer):
             "lsp-verify",
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=VerifyProtocol,
         )
         self.verify = Workspace(self)
         self.transport = Transport(self, self)
@@ -110,25 +114,36 @@ class VerifyServer(LanguageServer):
             at = types.Position(line=line, character=character)
             selection = types.Range(start=at, end=at)
         params = types.ShowDocumentParams(uri=uri, take_focus=True, selection=selection)
-        self.protocol.send_request(types.WINDOW_SHOW_DOCUMENT, params)
+        self.request_later(types.WINDOW_SHOW_DOCUMENT, params)
         return True
 
     def can_ask(self) -> bool:
         return self.has("window.show_message")
 
     async def ask(self, text: str, actions: Sequence[str]) -> str | None:
+        """The user's choice among `actions`; None when the question was dismissed, refused
+        (an error answer, no answer within QUESTION_S, a stopping server) or answered with
+        something that is not a choice."""
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Warning,
+            message=text,
+            actions=[types.MessageActionItem(title=a) for a in actions],
+        )
         try:
-            answer = await self.window_show_message_request_async(
-                types.ShowMessageRequestParams(
-                    type=types.MessageType.Warning,
-                    message=text,
-                    actions=[types.MessageActionItem(title=a) for a in actions],
-                )
+            answer = await self.transport.outgoing.request(
+                types.WINDOW_SHOW_MESSAGE_REQUEST, params, QUESTION_S
             )
-        except Exception as exc:  # a client that errors on the question declines
-            self.verify.log(f"window/showMessageRequest failed: {exc}")
+        except Refused as exc:
+            self.verify.log(f"window/showMessageRequest: {exc}; taken as dismissed")
             return None
-        return answer.title if answer is not None else None
+        title = answer.get("title") if isinstance(answer, dict) else None
+        if answer is not None and not isinstance(title, str):
+            self.verify.log(
+                f"window/showMessageRequest answered with {_shape(answer)}, not a "
+                "MessageActionItem or null: taken as dismissed",
+                "warning",
+            )
+        return title if isinstance(title, str) else None
 
     def begin_progress(self, command: str, cancel: asyncio.Event) -> Progress | None:
         if not self.has("window.work_done_progress"):
@@ -137,19 +152,30 @@ class VerifyServer(LanguageServer):
 
     def refresh_pulls(self) -> None:
         if self.has("workspace.diagnostics.refresh_support"):
-            self.protocol.send_request(types.WORKSPACE_DIAGNOSTIC_REFRESH, None)
+            self.request_later(types.WORKSPACE_DIAGNOSTIC_REFRESH, None)
 
     async def configuration(self, uris: list[str]) -> list[Any] | None:
+        """Each folder's `verify` section, as the client answers workspace/configuration;
+        None for a client that cannot be asked, and None for a folder whose answer is
+        missing or refused (the initialization options then apply)."""
         if not self.has("workspace.configuration"):
             return None
         items = [types.ConfigurationItem(scope_uri=uri, section="verify") for uri in uris]
         try:
-            return list(
-                await self.workspace_configuration_async(types.ConfigurationParams(items=items))
+            answer = await self.transport.outgoing.request(
+                types.WORKSPACE_CONFIGURATION, types.ConfigurationParams(items=items), CLIENT_S
             )
-        except Exception as exc:  # a client that fails the request keeps init options
-            self.verify.log(f"workspace/configuration failed: {exc}")
+        except Refused as exc:  # a client that fails the request keeps init options
+            self.verify.log(f"workspace/configuration: {exc}")
             return [None] * len(uris)
+        if not isinstance(answer, list):
+            self.verify.log(
+                f"workspace/configuration answered with {_shape(answer)}, not a list: "
+                "using the initialization options",
+                "warning",
+            )
+            return [None] * len(uris)
+        return answer
 
     def document_text(self, uri: str) -> str | None:
         document = self.workspace.text_documents.get(uri)
@@ -166,11 +192,32 @@ class VerifyServer(LanguageServer):
             register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[watcher]),
         )
         try:
-            await self.client_register_capability_async(
-                types.RegistrationParams(registrations=[registration])
+            await self.transport.outgoing.request(
+                types.CLIENT_REGISTER_CAPABILITY,
+                types.RegistrationParams(registrations=[registration]),
+                CLIENT_S,
             )
-        except Exception as exc:  # a client that refuses: saves still work
+        except Refused as exc:  # a client that refuses: saves still work
             self.verify.log(f"could not register file watchers: {exc}")
+
+    def request_later(self, method: str, params: Any) -> None:
+        """A request written now, whose answer nothing waits for; a refusal is logged."""
+        if self.verify.closing:
+            return
+        answer = self.transport.outgoing.sent(method, params, CLIENT_S)
+
+        async def settle() -> None:
+            try:
+                await answer
+            except Refused as exc:
+                log.debug("%s: %s", method, exc)
+
+        self.verify.spawn(settle())
+
+
+def _shape(value: object) -> str:
+    """What a client sent where something else was expected, in a few words for the log."""
+    return "null" if value is None else f"a {type(value).__name__} ({str(value)[:40]!r})"
 
 
 SERVER = VerifyServer()
@@ -222,11 +269,6 @@ async def initialized(ls: VerifyServer, params: types.InitializedParams) -> None
         folder.settings()
         ls.verify.send_status(folder)
     await ls.register_watchers()
-
-
-@SERVER.feature(types.SHUTDOWN)
-async def shutdown(ls: VerifyServer, params: None) -> None:
-    await ls.close_all()
 
 
 # ----- the workspace and its documents -----

@@ -10,7 +10,8 @@ from urllib.parse import unquote, urlparse
 
 @functools.lru_cache(maxsize=1024)  # every save of a document asks again
 def uri_to_path(uri: str) -> str | None:
-    """The absolute path of a file:// URI, or None for any other scheme or a malformed URI."""
+    """The absolute path of a file:// URI, or None for any other scheme, a malformed URI, or
+    one that can name no file (a NUL, a lone surrogate)."""
     try:
         parsed = urlparse(uri)
     except ValueError:
@@ -22,7 +23,11 @@ def uri_to_path(uri: str) -> str | None:
     path = unquote(parsed.path, errors="surrogateescape")
     if parsed.netloc and parsed.netloc != "localhost":
         path = f"//{parsed.netloc}{path}"
-    if not path.startswith("/"):
+    if not path.startswith("/") or "\0" in path:
+        return None
+    try:
+        os.fsencode(path)  # a lone surrogate from the client names no file
+    except UnicodeError:
         return None
     return os.path.normpath(path)
 

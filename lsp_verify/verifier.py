@@ -16,7 +16,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Callable, Literal, TypeVar
 
 from lsp_verify.record import Record, Trigger
 
@@ -37,6 +37,31 @@ class RunRequest:
 
 
 Job = Callable[[RunRequest], Awaitable[Record]]
+T = TypeVar("T")
+
+
+class RunCancelled(Exception):
+    """The run was cancelled while it waited, before it started any process."""
+
+
+async def unless_cancelled(work: Awaitable[T], cancel: asyncio.Event) -> T:
+    """`work`'s result, unless `cancel` is set first: then `work` is cancelled and
+    RunCancelled raised. What a run waits for before its process (the settings, the user's
+    answer) must never keep a cancel, a shutdown or an exit waiting."""
+    task = asyncio.ensure_future(work)
+    if cancel.is_set():
+        task.cancel()
+        raise RunCancelled
+    stop = asyncio.ensure_future(cancel.wait())
+    try:
+        await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+        if not task.done():
+            task.cancel()  # the cancel came first (or the waiter itself was cancelled)
+    if not task.done() or task.cancelled():
+        raise RunCancelled
+    return task.result()
 
 
 @dataclass(eq=False)

@@ -33,7 +33,7 @@ from lsp_verify.globs import matches_any
 from lsp_verify.record import Record, Trigger, log_line, record_for_plan
 from lsp_verify.settings import LogLevel
 from lsp_verify.uris import relative_to, uri_to_path
-from lsp_verify.verifier import RunRequest
+from lsp_verify.verifier import RunCancelled, RunRequest, unless_cancelled
 from lsp_verify.watched import trigger_changed
 
 if TYPE_CHECKING:
@@ -154,7 +154,12 @@ class Workspace(Folders):
                 request.folder, request.trigger, "cancelled", "workspace folder was removed"
             )
         echo = folder.guard.take()
-        await folder.ready.wait()
+        try:
+            await unless_cancelled(folder.ready.wait(), request.cancel)
+        except RunCancelled:
+            return Record.not_started(
+                request.folder, request.trigger, "cancelled", "cancelled before it started"
+            )
         settings = folder.settings()
         plan = folder.plan()
         if plan.command is None:
@@ -163,13 +168,19 @@ class Workspace(Folders):
             )
         try:
             refusal = await self._approve(folder, plan, settings, request)
+        except RunCancelled:
+            refusal = None  # the cancel is set: the run is cancelled below
         finally:
             folder.phase = "gate"
-        if refusal is not None or request.cancel.is_set():
+        if request.cancel.is_set():
+            return record_for_plan(
+                plan, trigger=request.trigger, outcome="cancelled", document=request.document
+            )
+        if refusal is not None:
             return record_for_plan(
                 plan,
                 trigger=request.trigger,
-                outcome="declined" if refusal is not None else "cancelled",
+                outcome="declined",
                 reason=refusal,
                 document=request.document,
             )
@@ -251,7 +262,7 @@ class Workspace(Folders):
         text = "verify wants to run a command from this repository:\n" + "\n".join(describe(plan))
         folder.phase = "waiting"
         self.send_status(folder)
-        title = await self.ui.ask(text, actions)
+        title = await unless_cancelled(self.ui.ask(text, actions), request.cancel)
         # Saves that came while the question was open are answered by this run.
         request.absorb()
         if title == ALWAYS:

@@ -60,3 +60,8 @@ def test_a_name_that_is_not_utf8_round_trips() -> None:
     uri = path_to_uri(path)
     assert uri == "file:///tmp/caf%E9"
     assert uri_to_path(uri) == path
+
+
+@pytest.mark.parametrize("uri", ["file:///tmp/a%00b", "file:///tmp/\ud800"])
+def test_a_uri_that_can_name_no_file_has_no_path(uri: str) -> None:
+    assert uri_to_path(uri) is None

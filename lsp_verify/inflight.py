@@ -1,0 +1,194 @@
+"""Requests in flight, both ways, and how each one ends. No pygls.
+
+The server's requests to the client (the approval question, settings, progress, watchers,
+documents to show) go through `Outgoing.request`: each has a bound, is withdrawn with
+`$/cancelRequest` when its waiter gives up, and is settled as refused when the server stops.
+An answer is handed over as the JSON the client sent, for the caller to check its shape: an
+answer of the wrong shape is a refusal, never a waiter that waits forever.
+
+The client's commands (`workspace/executeCommand`) run as tasks of their own (`Commands`):
+each is answered exactly once, forgotten once answered, cancelled by `$/cancelRequest` and by
+shutdown, and a failure is one log line and an error that carries no server paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import uuid
+from collections.abc import Awaitable, Mapping
+from typing import Any, Callable
+
+from lsp_verify.logs import one_line
+
+log = logging.getLogger("lsp_verify")
+
+# JSON-RPC and LSP error codes.
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+SERVER_NOT_INITIALIZED = -32002
+REQUEST_CANCELLED = -32800
+
+Send = Callable[[dict[str, Any]], None]
+Handler = Callable[..., Any]
+
+
+class Refused(Exception):
+    """The client did not give an answer: it answered with an error, did not answer in time,
+    or the server stopped waiting (it is shutting down, or the waiter was cancelled)."""
+
+
+class Outgoing:
+    """The server's requests to the client that wait for an answer."""
+
+    def __init__(self, send: Send, unstructure: Callable[[Any], Any]) -> None:
+        self._send = send
+        self._unstructure = unstructure
+        self._waiting: dict[str, asyncio.Future[Any]] = {}
+        self.stopped = False
+
+    def __len__(self) -> int:
+        return len(self._waiting)
+
+    async def request(self, method: str, params: Any, timeout: float) -> Any:
+        """Send a request and wait at most `timeout` seconds for its answer: the `result` as
+        JSON. Raises Refused for an error answer, no answer in time, or a stopping server."""
+        return await self.sent(method, params, timeout)
+
+    def sent(self, method: str, params: Any, timeout: float) -> Awaitable[Any]:
+        """`request`, with the request written now, before the caller next awaits (a
+        command's answer must not reach the client before the request it made)."""
+        if self.stopped:
+            return _refused(f"{method}: the server is shutting down")
+        rid = f"verify-{uuid.uuid4().hex}"
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[rid] = future
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            message["params"] = self._unstructure(params)
+        self._send(message)
+        return self._answer_of(rid, future, method, timeout)
+
+    async def _answer_of(
+        self, rid: str, future: asyncio.Future[Any], method: str, timeout: float
+    ) -> Any:
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            raise Refused(f"{method}: no answer within {timeout:g} s") from None
+        finally:
+            if self._waiting.pop(rid, None) is not None and not self.stopped:
+                # Given up on (a timeout, a cancelled waiter): the client may drop the request.
+                self._send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": rid}})
+
+    def answer(self, message: Mapping[str, Any]) -> bool:
+        """A response from the client: True when it answers one of these requests."""
+        rid = message.get("id")
+        future = self._waiting.pop(rid, None) if isinstance(rid, str) else None
+        if future is None:
+            return False
+        if future.done():
+            return True
+        error = message.get("error")
+        if error is not None or "result" not in message:
+            what = error.get("message") if isinstance(error, dict) else None
+            future.set_exception(Refused(f"the client answered with an error: {what!r}"))
+        else:
+            future.set_result(message["result"])
+        return True
+
+    def stop(self) -> None:
+        """The server stops: every waiter is told at once that no answer will come."""
+        self.stopped = True
+        waiting, self._waiting = self._waiting, {}
+        for future in waiting.values():
+            if not future.done():
+                future.set_exception(Refused("the server is shutting down"))
+
+
+async def _refused(why: str) -> Any:
+    raise Refused(why)
+
+
+class Commands:
+    """The client's `workspace/executeCommand` requests, each run as a task of its own."""
+
+    def __init__(self, send: Send, lookup: Callable[[str], Handler | None]) -> None:
+        self._send = send
+        self._lookup = lookup
+        self._running: dict[int | str, asyncio.Task[None]] = {}
+
+    def __len__(self) -> int:
+        return len(self._running)
+
+    def start(self, rid: int | str, params: object) -> None:
+        name = params.get("command") if isinstance(params, dict) else None
+        arguments = params.get("arguments") if isinstance(params, dict) else None
+        if not isinstance(name, str) or not isinstance(arguments, (list, type(None))):
+            log.warning("workspace/executeCommand (id %r): params of the wrong shape", rid)
+            self._error(rid, INVALID_PARAMS, "params must be {command: string, arguments?: []}")
+            return
+        handler = self._lookup(name)
+        if handler is None:
+            log.warning("workspace/executeCommand (id %r): no command %r", rid, name[:200])
+            self._error(rid, INVALID_PARAMS, f"no such command: {name[:200]!r}")
+            return
+        task = asyncio.get_running_loop().create_task(self._run(rid, name, handler, arguments))
+        self._running[rid] = task
+
+    def cancel(self, rid: object) -> bool:
+        """$/cancelRequest: True when `rid` names a command running here."""
+        task = self._running.get(rid) if isinstance(rid, (int, str)) else None
+        if task is None:
+            return False
+        task.cancel()
+        return True
+
+    async def finish(self, grace: float) -> None:
+        """Shutdown: let what is about to answer answer, then cancel the rest (each is
+        answered as cancelled)."""
+        tasks = list(self._running.values())
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=grace)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending, timeout=grace)
+
+    async def _run(
+        self, rid: int | str, name: str, handler: Handler, arguments: list[Any] | None
+    ) -> None:
+        try:
+            result = handler(*(arguments or []))
+            if inspect.isawaitable(result):
+                result = await result
+        except asyncio.CancelledError:
+            self._error(rid, REQUEST_CANCELLED, f"{name} was cancelled")
+            return
+        except Exception as exc:
+            log.error("%s failed: %s", name, one_line(exc))
+            self._error(rid, INTERNAL_ERROR, f"{name} failed: {type(exc).__name__}")
+            return
+        finally:
+            if self._running.get(rid) is asyncio.current_task():
+                del self._running[rid]
+        self._send({"jsonrpc": "2.0", "id": rid, "result": result})
+
+    def _error(self, rid: int | str, code: int, message: str) -> None:
+        self._send({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
+
+
+async def bounded(work: Awaitable[Any], seconds: float, what: str) -> None:
+    """Wait for `work` at most `seconds`; past that it goes on unwatched (logged). A
+    cancellation of the waiter does not cancel `work`."""
+    task = asyncio.ensure_future(work)
+    try:
+        await asyncio.wait_for(asyncio.shield(task), seconds)
+    except asyncio.TimeoutError:
+        log.warning("%s took over %g s: going on without it", what, seconds)
+    except Exception as exc:
+        log.error("%s failed: %s", what, one_line(exc))
