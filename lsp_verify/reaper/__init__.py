@@ -48,6 +48,7 @@ __all__ = [
     "fd_readable",
     "keep_behind",
     "kill_group",
+    "kill_steps",
     "set_subreaper",
     "sweep",
     "wait_until",
@@ -222,6 +223,13 @@ class RunReach:
 _steps: set[int] = set()
 _in_flight = [0]
 SWEEP_DELAY = 0.1  # seconds from a SIGCHLD to the reaping of adopted leftovers
+
+
+def kill_steps() -> None:
+    """SIGKILL the groups of the steps running now: the last act of a process that could not
+    stop in time. Safe from any thread (system calls only)."""
+    for pid in list(_steps):
+        kill_group(pid)
 
 
 def watch_children(loop: asyncio.AbstractEventLoop) -> None:
