@@ -134,13 +134,15 @@ class RunReach:
     def __init__(self) -> None:
         from lsp_verify.reaper import escapees
 
-        _in_flight[0] += 1
         self._run_id = os.urandom(16).hex()
         self._token = self._run_id.encode()
         self._window = escapees.PidWindow() if _chases_escapees() else None
         self._alone = False
         self.forked = False  # a step's end saw forks beyond the steps themselves
         self._kept: list[int] = []  # groups of ended steps whose jobs live until the run ends
+        self._closed = False
+        # Counted last, once nothing here can raise: `close` is what uncounts it.
+        _in_flight[0] += 1
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """`env` with the run's marker. Appended to an outer run's when lsp-verify runs
@@ -210,6 +212,9 @@ class RunReach:
         What left the run's group and hid from the marker scan (a double fork with an
         empty environment) is our child by now: found by parentage, and killed only when
         no other run is going, since nothing tells which run it came from."""
+        if self._closed:
+            return
+        self._closed = True
         _in_flight[0] -= 1
         if leader is not None:
             _steps.discard(leader)
