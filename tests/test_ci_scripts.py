@@ -138,3 +138,95 @@ def test_each_install_script_names_its_packages(tmp_path: Path, script: str, pac
     assert without_lock_wait(apt)[-1] == (
         f"apt-get install -y -qq --no-install-recommends {packages}"
     )
+
+
+# -- .ci/pygls-newest.sh, with the environments' Python stubbed --------------------------
+
+# The test environment's Python: pygls_versions.py answers $VERSIONS; venv makes a second
+# stub; pip and pytest are recorded, pytest exits $PYTEST_STATUS.
+PYTHON_STUB = """#!/usr/bin/env bash
+case "$1" in
+    *pygls_versions.py)
+        if [ "${2:-}" = --requirements-but-pygls ]; then
+            printf 'lsprotocol>=2025.0.0\\ntomli>=1.1; python_version < "3.11"\\npytest>=8\\n'
+        else
+            echo "$VERSIONS"
+        fi ;;
+    -m)
+        case "$2" in
+            venv) mkdir -p "$3/bin" && cp "$0" "$3/bin/python" ;;
+            pip) echo "$0 pip ${*:3}" >> "$LOG" ;;
+            pytest)
+                echo "$0 pytest ${*:3} (trial $LSP_VERIFY_PYGLS_TRIAL, PATH ${PATH%%:*})" >> "$LOG"
+                exit "${PYTEST_STATUS:-0}" ;;
+        esac ;;
+esac
+"""
+
+
+def newest(
+    tmp_path: Path, versions: str, status: int = 0, pytest_status: int = 0
+) -> tuple[str, list[str]]:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text(PYTHON_STUB)
+    (venv / "bin" / "python").chmod(0o755)
+    log = tmp_path / "log"
+    env = dict(os.environ, VERSIONS=versions, LOG=str(log), PYTEST_STATUS=str(pytest_status))
+    trial = tmp_path / "trial"
+    done = subprocess.run(
+        ["bash", str(CI / "pygls-newest.sh"), str(venv), str(trial), "-x", "tests/a.py"],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    )
+    assert done.returncode == status, done.stdout + done.stderr
+    lines = log.read_text().splitlines() if log.exists() else []
+    return done.stdout + done.stderr, [line.replace(str(tmp_path), "T") for line in lines]
+
+
+def test_the_newest_pygls_is_not_tested_twice(tmp_path: Path) -> None:
+    out, log = newest(tmp_path, "2.1.1 2.1.1 inside")
+    assert out == "pygls 2.1.1 is the newest 2.x: the run above covers both\n"
+    assert log == []
+    assert not (tmp_path / "trial").exists()
+
+
+def test_a_newer_pygls_is_tested_in_a_second_environment(tmp_path: Path) -> None:
+    out, log = newest(tmp_path, "2.1.1 2.1.2 inside")
+    assert out.splitlines() == [
+        "pygls 2.1.1 was tested; the newest 2.x is 2.1.2 (inside the pin): testing it too",
+        "pygls 2.1.2 passes the suite",
+    ]
+    assert log == [
+        "T/trial/bin/python pip install --quiet --upgrade pip",
+        "T/trial/bin/python pip install --quiet --no-deps -e .",
+        "T/trial/bin/python pip install --quiet pygls==2.1.2 lsprotocol>=2025.0.0 "
+        'tomli>=1.1; python_version < "3.11" pytest>=8',
+        # The arguments .ci/run gave its own pytest, the second environment first on PATH.
+        "T/trial/bin/python pytest -x tests/a.py (trial 2.1.2, PATH T/trial/bin)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("inside", "pytest_status", "status", "says"),
+    [
+        ("inside", 1, 1, "pygls 2.1.2, which pyproject.toml admits, fails the suite: pin it out"),
+        ("outside", 1, 0, "pygls 2.1.2 fails the suite: keep pyproject.toml's pin below it"),
+        ("outside", 5, 1, "pytest collected no tests: failing"),
+    ],
+)
+def test_a_newer_pygls_that_fails_fails_ci_only_where_the_pin_admits_it(
+    tmp_path: Path, inside: str, pytest_status: int, status: int, says: str
+) -> None:
+    out, log = newest(tmp_path, f"2.1.1 2.1.2 {inside}", status, pytest_status)
+    assert says in out
+    assert log[-1].startswith("T/trial/bin/python pytest -x tests/a.py")
+
+
+def test_a_failed_look_up_of_the_newest_pygls_fails(tmp_path: Path) -> None:
+    out, log = newest(tmp_path, "", status=1)
+    assert "could not tell which pygls is the newest" in out
+    assert log == []
