@@ -32,12 +32,16 @@ another mount), and a probe is made only when a change is judged, never on the p
 every run.
 
 Granularity. Both the probe and the changed file are stamped in whole units of the file
-system (a kernel tick, about 4 ms, on ext4; 1 s or 2 s on the coarse ones), so the span is
-widened by one unit at each end: a change stamped with the very second a run started is
-that run's (its true time may be up to a second later), and on such a file system a change
-within that unit of a run's start or end cannot be told from the run's own writes; it is
-taken as the run's. A file system whose stamps (the probe's, else the file's) fall on whole
-seconds is taken to be coarse (2 s, FAT's unit, unless the second is odd).
+system (a tick of the kernel's coarse clock, 1 to 10 ms, on ext4; 1 s or 2 s on the coarse
+ones), truncated: a stamp is never later than the write. So a change stamped up to one unit
+before a run's start is that run's (a change stamped with the very second a run started may
+have been written later in that second), and on a coarse file system a change within that
+unit before a start cannot be told from the run's own first writes: it is taken as the
+run's. A file system whose stamps (the probe's, else the file's) fall on whole seconds is
+taken to be coarse (2 s, FAT's unit, unless the second is odd). A run's end needs no such
+allowance when the probe finds the clocks in agreement (its stamp no later than ours, less
+than one unit earlier: a local disk), so a change written just after a run stays a trigger;
+with a skewed clock the offset is known to within one unit, and the end is widened by it.
 """
 
 from __future__ import annotations
@@ -74,10 +78,12 @@ class RunSpan:
 @dataclass(frozen=True)
 class _Offset:
     """A device's clock against ours: FS time = our time + seconds, to within `unit` (None:
-    no probe, the clocks taken to agree, each file's stamp telling the unit)."""
+    no probe, the clocks taken to agree, each file's stamp telling the unit). `skewed`: the
+    clocks differ, and the offset is only known to within the unit."""
 
     seconds: float
     unit: float | None
+    skewed: bool
     taken: float  # time.monotonic() of the probe
 
 
@@ -165,11 +171,12 @@ class LoopGuard:
         if not self.spans:
             return "trigger"
         offset = self._offset(os.path.dirname(path) or ".", st.st_dev, root)
-        # The change's time in our clock, give or take one stamping unit.
+        # The change's time in our clock, stamped up to one unit before it was written.
         mtime = st.st_mtime_ns / _NS - offset.seconds
         unit = offset.unit if offset.unit is not None else _unit(st.st_mtime_ns)
+        late = unit if offset.skewed else 0.0
         for span in reversed(self.spans):
-            if span.start - unit <= mtime and (span.end is None or mtime <= span.end + unit):
+            if span.start - unit <= mtime and (span.end is None or mtime <= span.end + late):
                 return "drop" if span.echo else "echo"
         return "trigger"
 
@@ -182,11 +189,16 @@ class LoopGuard:
         stamp = _probe(directory, device, root) if sys.platform != "win32" else None
         after = time.time()
         if stamp is None:
-            offset = _Offset(0.0, None, now)
+            offset = _Offset(0.0, None, False, now)
         else:
-            # Stamped between `before` and `after`, truncated to the unit: the offset is
-            # known to within the unit and the probe's own duration.
-            offset = _Offset(stamp / _NS - before, _unit(stamp) + (after - before), now)
+            unit = _unit(stamp)
+            seconds = stamp / _NS
+            if before - unit <= seconds <= after:  # one clock: a local disk
+                offset = _Offset(0.0, unit, False, now)
+            else:
+                # Stamped between `before` and `after`, truncated to the unit: the offset is
+                # known to within the unit and the probe's own duration.
+                offset = _Offset(seconds - before, unit + (after - before), True, now)
         self._offsets[device] = offset
         return offset
 
