@@ -80,22 +80,25 @@ async def execute_plan(
     arranged = arrange(plan, settings.failed_first, saved)
     phases: tuple[Phase, ...] = ()
     started: list[str] = []  # when the first phase started: the run's start
+    matcher_errors = 0  # of every phase: a quick phase's problems were shown too
 
     async def phase(name: Literal["quick", "full"], command: str) -> Record:
-        nonlocal phases
+        nonlocal phases, matcher_errors
         if on_phase is not None:
             on_phase(name, command)
+        sink = make_sink(plan.folder, on_problem)
         result = await run_plan(
             _running(plan, command),
             timeout_ms=settings.timeout_ms,
             tail_lines=settings.tail_lines,
-            sink=make_sink(plan.folder, on_problem),
+            sink=sink,
             on_line=on_line,
             cancel=cancel,
             on_spawn=on_spawn,
         )
         phases += (Phase(name, command, result.outcome, result.exit_code, result.duration_ms),)
         started.append(result.started_at)
+        matcher_errors += sink.errors
         return record_for_plan(
             plan,
             command=command,
@@ -110,6 +113,7 @@ async def execute_plan(
             problems=result.problems,
             failed_first=arranged.failed_first,
             phases=phases,
+            matcher_errors=matcher_errors,
         )
 
     quick = arranged.quick

@@ -70,6 +70,8 @@ class Record:
     document: str | None = None
     failed_first: str | None = None
     phases: tuple[Phase, ...] = ()
+    # Failures of the problem matchers: the located problems may be incomplete.
+    matcher_errors: int = 0
 
     @classmethod
     def not_started(cls, folder: str, trigger: Trigger, outcome: Outcome, reason: str) -> Record:
@@ -105,6 +107,7 @@ class Record:
             "problems": [problem_to_json(p) for p in self.problems],
             "failedFirst": self.failed_first,
             "phases": [phase.to_json() for phase in self.phases],
+            "matcherErrors": self.matcher_errors,
         }
 
 
@@ -140,6 +143,7 @@ def record_for_plan(
     failed_first: str | None = None,
     phases: tuple[Phase, ...] = (),
     command: str | None = None,
+    matcher_errors: int = 0,
 ) -> Record:
     """The record of a run of `plan`: by default one that never started (no plan, declined,
     skipped before spawning); a finished run gives what its process did. `command`: the
@@ -167,6 +171,7 @@ def record_for_plan(
         document=document,
         failed_first=failed_first,
         phases=phases,
+        matcher_errors=matcher_errors,
     )
 
 
@@ -181,4 +186,11 @@ def log_line(record: Record) -> str:
         f"verify {record.outcome} (exit {record.exit_text}) in {record.duration_ms} ms: "
         f"{record.command or '-'} [{record.folder}]"
         + (f" ({record.reason})" if record.outcome not in ("passed", "failed") else "")
+        + (f" ({matcher_errors_text(record)})" if record.matcher_errors else "")
     )
+
+
+def matcher_errors_text(record: Record) -> str:
+    """What a run whose problem matchers failed says of it."""
+    times = "once" if record.matcher_errors == 1 else f"{record.matcher_errors} times"
+    return f"a problem matcher failed {times}: located problems may be missing"

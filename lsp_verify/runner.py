@@ -213,16 +213,23 @@ async def run_steps(
     started = time.time()  # formatted when the run is over: the spawn comes first
     t0 = time.monotonic()
     sink = hooks.sink if hooks.sink is not None else NullSink()
-    reach = reaper.RunReach()
     deadline = loop.time() + timeout_ms / 1000
     # One pipe for every step, its write end held here until the last step is done: a step's
     # output cannot end early, and EOF means every process that could write is gone.
     try:
         read_fd, write_fd = os.pipe()
-    except OSError as e:
+    except OSError as e:  # EMFILE, ENFILE: nothing to undo
         return RunResult.unstarted("failed", f"could not start the command: {e}", shown=True)
-    os.set_blocking(read_fd, False)
-    out = OutputReader(loop, read_fd, max(1, tail_lines), sink, hooks.on_line)
+    try:
+        os.set_blocking(read_fd, False)
+        out = OutputReader(loop, read_fd, max(1, tail_lines), sink, hooks.on_line)
+        # Last: from here on the run counts as in flight, and only `close` below ends that.
+        # A count left behind would keep every later sweep from killing a leftover.
+        reach = reaper.RunReach()
+    except Exception as e:
+        os.close(read_fd)
+        os.close(write_fd)
+        return RunResult.unstarted("failed", f"could not start the command: {e}", shown=True)
     child: _Child | None = None
     outcome: Outcome = "passed"
     exit_code: int | None = 0
@@ -290,10 +297,12 @@ async def run_steps(
         await reach.release(blocking=True)
         raise
     finally:
-        reach.close(child.proc.pid if child is not None else None)
-        out.close()
-        if write_fd >= 0:
-            os.close(write_fd)
+        try:
+            reach.close(child.proc.pid if child is not None else None)
+        finally:
+            out.close()
+            if write_fd >= 0:
+                os.close(write_fd)
 
     if outcome == "timed-out":
         out.tail.append(timeout_marker(timeout_ms))

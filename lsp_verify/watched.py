@@ -108,7 +108,7 @@ def _offer(ws: Workspace, batch: _Batch, change: tuple[str, str, str, bool]) -> 
         return
     echo = False
     if ws.ui.document_text(uri) is None:
-        verdict = batch.folder.guard.verdict(path)
+        verdict = batch.folder.guard.verdict(path, batch.folder.path)
         if verdict == "drop":
             batch.folder.guard.dropped(uri)
             return

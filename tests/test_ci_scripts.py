@@ -4,6 +4,7 @@ installed for real, and what would be run is recorded."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -15,12 +16,22 @@ STUBS = {
     # "Installed" for the packages named in $INSTALLED, unknown for the others.
     "dpkg-query": 'for p in $INSTALLED; do [ "$p" = "${!#}" ] && printf "install ok installed" '
     "&& exit 0; done; exit 1",
-    "apt-get": 'echo "apt-get $*" >> "$APT_LOG"',
+    # Held by another apt for the first $LOCKED calls (all of them: "always"); $APT_FAIL fails.
+    "apt-get": 'echo "apt-get $*" >> "$APT_LOG"\n'
+    'calls=$(wc -l < "$APT_LOG")\n'
+    'if [ "${LOCKED:-0}" = always ] || [ "$calls" -le "${LOCKED:-0}" ]; then\n'
+    '  lock="E: Could not get lock /var/lib/apt/lists/lock."\n'
+    '  echo "$lock It is held by process 4242 (apt-get)" >&2\n'
+    "  exit 100\n"
+    "fi\n"
+    'if [ -n "${APT_FAIL:-}" ]; then echo "E: $APT_FAIL" >&2; exit 100; fi',
     "sudo": 'exec "$@"',
 }
 
 
-def run(tmp_path: Path, script: str, *args: str, installed: str) -> tuple[str, list[str]]:
+def run(
+    tmp_path: Path, script: str, *args: str, installed: str, status: int = 0, **env_vars: str
+) -> tuple[str, list[str]]:
     stubs = tmp_path / "bin"
     stubs.mkdir(exist_ok=True)
     for name, body in STUBS.items():
@@ -28,7 +39,7 @@ def run(tmp_path: Path, script: str, *args: str, installed: str) -> tuple[str, l
         (stubs / name).chmod(0o755)
     log = tmp_path / "apt.log"
     env = dict(os.environ, PATH=f"{stubs}{os.pathsep}{os.environ['PATH']}")
-    env.update(INSTALLED=installed, APT_LOG=str(log))
+    env.update(INSTALLED=installed, APT_LOG=str(log), APT_LOCK_POLL_S="0.05", **env_vars)
     done = subprocess.run(
         ["bash", str(CI / script), *args],
         env=env,
@@ -37,8 +48,21 @@ def run(tmp_path: Path, script: str, *args: str, installed: str) -> tuple[str, l
         stdin=subprocess.DEVNULL,
         timeout=30,
     )
-    assert done.returncode == 0, done.stderr
-    return done.stdout, log.read_text().splitlines() if log.exists() else []
+    assert done.returncode == status, done.stderr
+    out = done.stdout if status == 0 else done.stdout + done.stderr
+    return out, log.read_text().splitlines() if log.exists() else []
+
+
+def lock_wait(line: str) -> int:
+    """How long an apt-get call was told to wait for dpkg's lock."""
+    found = re.search(r" -o DPkg::Lock::Timeout=(\d+) ", line)
+    assert found is not None, line
+    return int(found.group(1))
+
+
+def without_lock_wait(apt: list[str]) -> list[str]:
+    """The calls, their time left to wait aside (the clock may tick between two calls)."""
+    return [re.sub(r" -o DPkg::Lock::Timeout=\d+ ", " ", line) for line in apt]
 
 
 def test_nothing_is_run_when_every_package_is_there(tmp_path: Path) -> None:
@@ -49,10 +73,56 @@ def test_nothing_is_run_when_every_package_is_there(tmp_path: Path) -> None:
 def test_only_the_missing_packages_are_installed(tmp_path: Path) -> None:
     out, apt = run(tmp_path, "apt-install.sh", "things", "a", "b", "c", installed="b")
     assert out == "installing things: a c\n"
-    assert apt == [
+    assert without_lock_wait(apt) == [
         "apt-get update -qq",
         "apt-get install -y -qq --no-install-recommends a c",
     ]
+    assert 290 <= lock_wait(apt[1]) <= lock_wait(apt[0]) <= 300
+
+
+def test_a_lock_held_by_another_apt_is_waited_for(tmp_path: Path) -> None:
+    # apt-get waits for dpkg's lock itself (DPkg::Lock::Timeout), not for the lists lock.
+    out, apt = run(tmp_path, "apt-install.sh", "things", "a", installed="", LOCKED="2")
+    assert out == (
+        "installing things: a\n"
+        "waiting for another package manager to let go of apt's lock (up to 300s)\n"
+    )
+    assert without_lock_wait(apt) == ["apt-get update -qq"] * 3 + [
+        "apt-get install -y -qq --no-install-recommends a"
+    ]
+
+
+def test_the_wait_for_a_lock_is_bounded(tmp_path: Path) -> None:
+    out, apt = run(
+        tmp_path,
+        "apt-install.sh",
+        "things",
+        "a",
+        installed="",
+        status=1,
+        LOCKED="always",
+        APT_LOCK_WAIT_S="1",
+    )
+    assert "another package manager still holds apt's lock after 1s" in out
+    assert "Could not get lock /var/lib/apt/lists/lock" in out
+    assert set(without_lock_wait(apt)) == {"apt-get update -qq"}
+    # What time is left is what apt-get may wait for the dpkg lock, never more.
+    assert all(lock_wait(line) <= 1 for line in apt)
+
+
+def test_another_failure_is_not_waited_for(tmp_path: Path) -> None:
+    out, apt = run(
+        tmp_path,
+        "apt-install.sh",
+        "things",
+        "a",
+        installed="",
+        status=1,
+        APT_FAIL="Unable to locate package a",
+    )
+    assert "E: Unable to locate package a" in out
+    assert "waiting" not in out
+    assert len(apt) == 1
 
 
 @pytest.mark.parametrize(
@@ -65,4 +135,98 @@ def test_only_the_missing_packages_are_installed(tmp_path: Path) -> None:
 def test_each_install_script_names_its_packages(tmp_path: Path, script: str, packages: str) -> None:
     assert run(tmp_path, script, installed=packages) == ("", [])
     apt = run(tmp_path, script, installed="")[1]
-    assert apt[-1] == f"apt-get install -y -qq --no-install-recommends {packages}"
+    assert without_lock_wait(apt)[-1] == (
+        f"apt-get install -y -qq --no-install-recommends {packages}"
+    )
+
+
+# -- .ci/pygls-newest.sh, with the environments' Python stubbed --------------------------
+
+# The test environment's Python: pygls_versions.py answers $VERSIONS; venv makes a second
+# stub; pip and pytest are recorded, pytest exits $PYTEST_STATUS.
+PYTHON_STUB = """#!/usr/bin/env bash
+case "$1" in
+    *pygls_versions.py)
+        if [ "${2:-}" = --requirements-but-pygls ]; then
+            printf 'lsprotocol>=2025.0.0\\ntomli>=1.1; python_version < "3.11"\\npytest>=8\\n'
+        else
+            echo "$VERSIONS"
+        fi ;;
+    -m)
+        case "$2" in
+            venv) mkdir -p "$3/bin" && cp "$0" "$3/bin/python" ;;
+            pip) echo "$0 pip ${*:3}" >> "$LOG" ;;
+            pytest)
+                echo "$0 pytest ${*:3} (trial $LSP_VERIFY_PYGLS_TRIAL, PATH ${PATH%%:*})" >> "$LOG"
+                exit "${PYTEST_STATUS:-0}" ;;
+        esac ;;
+esac
+"""
+
+
+def newest(
+    tmp_path: Path, versions: str, status: int = 0, pytest_status: int = 0
+) -> tuple[str, list[str]]:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text(PYTHON_STUB)
+    (venv / "bin" / "python").chmod(0o755)
+    log = tmp_path / "log"
+    env = dict(os.environ, VERSIONS=versions, LOG=str(log), PYTEST_STATUS=str(pytest_status))
+    trial = tmp_path / "trial"
+    done = subprocess.run(
+        ["bash", str(CI / "pygls-newest.sh"), str(venv), str(trial), "-x", "tests/a.py"],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    )
+    assert done.returncode == status, done.stdout + done.stderr
+    lines = log.read_text().splitlines() if log.exists() else []
+    return done.stdout + done.stderr, [line.replace(str(tmp_path), "T") for line in lines]
+
+
+def test_the_newest_pygls_is_not_tested_twice(tmp_path: Path) -> None:
+    out, log = newest(tmp_path, "2.1.1 2.1.1 inside")
+    assert out == "pygls 2.1.1 is the newest 2.x: the run above covers both\n"
+    assert log == []
+    assert not (tmp_path / "trial").exists()
+
+
+def test_a_newer_pygls_is_tested_in_a_second_environment(tmp_path: Path) -> None:
+    out, log = newest(tmp_path, "2.1.1 2.1.2 inside")
+    assert out.splitlines() == [
+        "pygls 2.1.1 was tested; the newest 2.x is 2.1.2 (inside the pin): testing it too",
+        "pygls 2.1.2 passes the suite",
+    ]
+    assert log == [
+        "T/trial/bin/python pip install --quiet --upgrade pip",
+        "T/trial/bin/python pip install --quiet --no-deps -e .",
+        "T/trial/bin/python pip install --quiet pygls==2.1.2 lsprotocol>=2025.0.0 "
+        'tomli>=1.1; python_version < "3.11" pytest>=8',
+        # The arguments .ci/run gave its own pytest, the second environment first on PATH.
+        "T/trial/bin/python pytest -x tests/a.py (trial 2.1.2, PATH T/trial/bin)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("inside", "pytest_status", "status", "says"),
+    [
+        ("inside", 1, 1, "pygls 2.1.2, which pyproject.toml admits, fails the suite: pin it out"),
+        ("outside", 1, 0, "pygls 2.1.2 fails the suite: keep pyproject.toml's pin below it"),
+        ("outside", 5, 1, "pytest collected no tests: failing"),
+    ],
+)
+def test_a_newer_pygls_that_fails_fails_ci_only_where_the_pin_admits_it(
+    tmp_path: Path, inside: str, pytest_status: int, status: int, says: str
+) -> None:
+    out, log = newest(tmp_path, f"2.1.1 2.1.2 {inside}", status, pytest_status)
+    assert says in out
+    assert log[-1].startswith("T/trial/bin/python pytest -x tests/a.py")
+
+
+def test_a_failed_look_up_of_the_newest_pygls_fails(tmp_path: Path) -> None:
+    out, log = newest(tmp_path, "", status=1)
+    assert "could not tell which pygls is the newest" in out
+    assert log == []

@@ -23,7 +23,7 @@ from lsp_verify.execute import execute_plan
 from lsp_verify.plan import Plan, make_plan, plan_to_json
 from lsp_verify.project_file import load_project_file
 from lsp_verify.reaper import claim_children, sweep
-from lsp_verify.record import Record
+from lsp_verify.record import Record, matcher_errors_text
 from lsp_verify.settings import Settings, effective_settings, parse_settings
 
 EXIT_NO_PLAN = 3
@@ -163,6 +163,8 @@ def _print_text(record: Record, out: TextIO) -> None:
     colour = wants_colour(out)
     verdict = "passed" if record.outcome == "passed" else "error" if record.failed else ""
     print(_paint(outcome_line(record), verdict, colour), file=out)
+    if record.matcher_errors:
+        print(f"lsp-verify: {matcher_errors_text(record)}", file=out)
     if not record.failed:
         return
     for problem in record.problems:

@@ -26,6 +26,7 @@ of first appearance in the output, and at most `limit` problems are returned. Po
 from __future__ import annotations
 
 import heapq
+import logging
 from dataclasses import replace
 from typing import Callable
 
@@ -80,14 +81,32 @@ __all__ = [
 
 DEFAULT_LIMIT = 200
 
+log = logging.getLogger(__name__)
+# Where a failure was logged with its traceback already: each once per process, since a
+# broken matcher fails the same way on every run.
+_logged: set[str] = set()
+
+
+def _log_failure(where: str) -> None:
+    """Called in an `except` block: the traceback, at error level, the first time only."""
+    if where not in _logged:
+        _logged.add(where)
+        log.error(
+            "problem matcher %s failed; its located problems are missing from this run and "
+            "from later ones (logged once)",
+            where,
+            exc_info=True,
+        )
+
 
 class ProblemCollector:
     """Feeds every family matcher and resolves their problems against `folder`.
 
     Never raises: a matcher that fails is counted in `errors` and not fed again; what it and
-    the others reported before is kept. Counters for the run's log line: `dropped` (paths
-    outside the folder or missing), `duplicates`, `over_limit` (problems past `limit`),
-    `errors`.
+    the others reported before is kept. Counters: `dropped` (paths outside the folder or
+    missing), `duplicates`, `over_limit` (problems past `limit`), and `errors`, which the
+    record (`matcherErrors`) and the run's log line carry: a broken matcher must not read as
+    "nothing located". The first traceback of each matcher is logged at error level.
     """
 
     def __init__(
@@ -133,7 +152,7 @@ class ProblemCollector:
                 ]
             self._feed(line)
         except Exception:
-            self.errors += 1
+            self._failed("collector")
 
     def finish(self) -> list[Problem]:
         if self._result is not None:
@@ -143,7 +162,7 @@ class ProblemCollector:
                 matcher.index = self._index
                 matcher.flush()
             except Exception:
-                self.errors += 1
+                self._failed(type(matcher).__name__)
                 self._broken.add(position)
             self._drain(matcher)
         entries = sorted(self._heap, key=lambda entry: (-entry[0], -entry[1]))
@@ -166,7 +185,7 @@ class ProblemCollector:
                 matcher.index = index
                 claimed = matcher.take(line)
             except Exception:
-                self.errors += 1
+                self._failed(type(matcher).__name__)
                 broken.add(position)
             # Most lines give no problem: drain only a matcher that holds one (a line costs
             # every matcher's `take`, so what is around it counts a dozen times over).
@@ -180,13 +199,17 @@ class ProblemCollector:
         try:
             held = matcher.drain()
         except Exception:
-            self.errors += 1
+            self._failed(type(matcher).__name__)
             return
         for start, problem in held:
             try:
                 self._accept(start, problem)
             except Exception:
-                self.errors += 1
+                self._failed(f"{type(matcher).__name__} (its problem's resolution)")
+
+    def _failed(self, where: str) -> None:
+        self.errors += 1
+        _log_failure(where)
 
     def _accept(self, start: int, problem: Problem) -> None:
         resolved = self._resolve(problem)

@@ -14,13 +14,14 @@ On Linux, for what the group kill cannot reach:
   children", every child process it has that is not a step it is running is a run's
   leftover, found by parentage alone: a double-forked process that wiped its environment
   is found too. `sweep` kills those (when no run is in flight) and reaps them, zombies
-  included;
-- a keeper: `keep_behind` forks before the server starts. The parent (the pid the editor
-  started, and the one it may SIGKILL) waits for the server, the child. The server dies
-  with its keeper (a parent-death signal, SIGTERM, which the server handles by killing its
-  runs); the keeper is the subreaper above the server, so whatever a server killed with
-  SIGKILL leaves behind is re-parented to the keeper, which kills it and exits with the
-  server's status.
+  included: blocking, for the keeper, `check` and shutdown; `sweep_soon` on the event
+  loop, where the rounds after the first are scheduled rather than slept through;
+- a keeper (`keeper.py`): `keep_behind` forks before the server starts. The parent (the
+  pid the editor started, and the one it may SIGKILL) waits for the server, the child. The
+  server dies with its keeper (a parent-death signal, SIGTERM, which the server handles by
+  killing its runs); the keeper is the subreaper above the server, so whatever a server
+  killed with SIGKILL leaves behind is re-parented to the keeper, which kills it and exits
+  with the server's status.
 
 Imported before the keeper forks: light standard modules only. `escapees` is imported where
 it is first needed (a run, a sweep), so that the keeper does not carry it.
@@ -51,6 +52,7 @@ __all__ = [
     "kill_steps",
     "set_subreaper",
     "sweep",
+    "sweep_soon",
     "wait_until",
 ]
 
@@ -60,11 +62,7 @@ MARKER_VAR = "LSP_VERIFY_RUN"
 # For the tests of that path; nothing in the package sets it.
 GROUP_KILL_ONLY = False
 
-_PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
-
-# After the server is gone, how long the keeper keeps killing what is re-parented to it.
-KEEPER_SWEEP_S = 2.0
 
 _claimed = False
 
@@ -135,13 +133,15 @@ class RunReach:
     def __init__(self) -> None:
         from lsp_verify.reaper import escapees
 
-        _in_flight[0] += 1
         self._run_id = os.urandom(16).hex()
         self._token = self._run_id.encode()
         self._window = escapees.PidWindow() if _chases_escapees() else None
         self._alone = False
         self.forked = False  # a step's end saw forks beyond the steps themselves
         self._kept: list[int] = []  # groups of ended steps whose jobs live until the run ends
+        self._closed = False
+        # Counted last, once nothing here can raise: `close` is what uncounts it.
+        _in_flight[0] += 1
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """`env` with the run's marker. Appended to an outer run's when lsp-verify runs
@@ -211,11 +211,16 @@ class RunReach:
         What left the run's group and hid from the marker scan (a double fork with an
         empty environment) is our child by now: found by parentage, and killed only when
         no other run is going, since nothing tells which run it came from."""
+        if self._closed:
+            return
+        self._closed = True
         _in_flight[0] -= 1
         if leader is not None:
             _steps.discard(leader)
         if self.forked or leader is not None:
-            sweep(spare=_steps, kill=_in_flight[0] == 0)
+            import asyncio  # loaded already: a run goes on the event loop
+
+            sweep_soon(asyncio.get_running_loop())
 
 
 # The leaders of the steps running now (their exit status is still to be read), and how
@@ -240,7 +245,7 @@ def watch_children(loop: asyncio.AbstractEventLoop) -> None:
 
     def later() -> None:
         pending[0] = False
-        sweep(spare=_steps, kill=_in_flight[0] == 0)
+        sweep_soon(loop)
 
     def on_sigchld() -> None:
         if not pending[0]:
@@ -333,101 +338,98 @@ def sweep(spare: Collection[int] = (), kill: bool = True, wait_s: float = 0.5) -
 
     `spare`: the pids of steps still running (their exit status is still to be read).
     Killing a leftover hands its own children to us, the subreaper: they are taken in the
-    next round, until none is left or `wait_s` has passed. Returns how many were killed."""
+    next round, until none is left or `wait_s` has passed. Returns how many were killed.
+
+    Blocks until then: for the keeper (no event loop), `check` and the server's shutdown,
+    which must know that nothing is left. On the event loop, `sweep_soon`."""
     if not _claimed or not _chases_escapees():
         return 0
-    from lsp_verify.reaper import escapees
-
     killed = 0
     deadline = time.monotonic() + wait_s
     while True:
-        leftovers = [pid for pid in children() if pid not in spare]
-        if not leftovers:
-            return killed
-        live = [pid for pid in leftovers if not escapees.dead(pid)]
-        if live and not kill:
-            leftovers = [pid for pid in leftovers if pid not in live]
-            for pid in leftovers:
-                escapees.reap(pid)
-            return killed
-        for pid in live:
-            _kill(pid)
-        killed += len(live)
-        pending = [pid for pid in leftovers if not escapees.reap(pid)]
-        if time.monotonic() >= deadline:
+        count, more, pending = _sweep_round(spare, kill)
+        killed += count
+        if not more or time.monotonic() >= deadline:
             return killed
         if pending:
             time.sleep(0.002)
 
 
-# ----------------------------------------------------------------------------- the keeper
+class _Rounds:
+    """The rounds `sweep_soon` has scheduled on one loop, until `deadline`."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+        self.loop = loop
+        self.deadline = deadline
 
 
-def keep_behind(standalone: bool = True) -> None:
-    """Fork: the child returns and goes on as the server (or `check`); the parent stays
-    behind as its keeper and never returns. Linux only; elsewhere a no-op.
+_rounds: list[_Rounds] = []  # the one going, if any
+_SOON_FIRST_DELAY = 0.002
+_SOON_MAX_DELAY = 0.05
 
-    Called before anything heavy is imported and before any thread starts, so the fork is
-    cheap and safe."""
-    if sys.platform != "linux" or not standalone or os.environ.get("LSP_VERIFY_NO_KEEPER"):
+
+def sweep_soon(loop: asyncio.AbstractEventLoop, wait_s: float = 0.5) -> None:
+    """`sweep` for the event loop: one round now, and the rounds after it (a killed
+    leftover's children, a leftover not reaped yet) scheduled on the loop, never slept
+    through. Each round spares the running steps and kills only while no run is in flight.
+
+    Rounds already scheduled take a new request over: one round now, the rest within their
+    own rounds, until the later of the two deadlines."""
+    if not _claimed or not _chases_escapees():
         return
-    keeper = os.getpid()
-    read_end, write_end = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        return
-    if pid == 0:
-        os.close(read_end)
-        # Die with the keeper: an editor that SIGKILLs the pid it started takes the server
-        # down, and the server's SIGTERM handler kills its runs on the way out.
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != keeper:  # the keeper died before the line above
-            os.kill(os.getpid(), signal.SIGTERM)
-        os.close(write_end)  # tells the keeper the server is set up
-        return
-    os.close(write_end)
-    _keep(pid, read_end)
-
-
-def _keep(server: int, ready: int) -> None:
-    """The keeper's whole life: forward signals, wait for the server, clean up, exit."""
-    if sys.platform != "linux":
-        return
-    set_subreaper(True)
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(signum, lambda s, _frame: _forward(server, s))
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    with contextlib.suppress(OSError):
-        os.read(ready, 1)  # EOF once the server has its parent-death signal
-        os.close(ready)
-    # The editor's pipes are the server's: the keeper holds none of them open.
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1):
-        os.dup2(null, fd)
-    os.close(null)
-    status = 0
-    while True:
-        try:
-            pid, status = os.waitpid(server, 0)
-        except ChildProcessError:
-            break
-        if pid == server:
-            break
-    global _claimed
-    _claimed = True
-    sweep(kill=True, wait_s=KEEPER_SWEEP_S)
-    if os.WIFSIGNALED(status):
-        code = 128 + os.WTERMSIG(status)
-    elif os.WIFEXITED(status):
-        code = os.WEXITSTATUS(status)
+    deadline = time.monotonic() + wait_s
+    going = _rounds[0] if _rounds else None
+    if going is not None and going.loop is loop and not loop.is_closed():
+        going.deadline = max(going.deadline, deadline)
     else:
-        code = 1
-    os._exit(code)
+        going = None
+        _rounds.clear()  # a loop that closed with rounds still scheduled
+    _, more, pending = _sweep_round(_steps, _in_flight[0] == 0)
+    if going is not None or not more:
+        return
+    rounds = _Rounds(loop, deadline)
+    _rounds.append(rounds)
+
+    def again(delay: float) -> None:
+        if not _rounds or _rounds[0] is not rounds:
+            return
+        _, more, pending = _sweep_round(_steps, _in_flight[0] == 0)
+        if not more or time.monotonic() >= rounds.deadline:
+            _rounds.clear()
+            return
+        # A leftover slow to die is looked at less and less often; the children of one
+        # just killed are looked for at once.
+        if pending:
+            loop.call_later(delay, again, min(delay * 2, _SOON_MAX_DELAY))
+        else:
+            loop.call_soon(again, delay)
+
+    if pending:
+        loop.call_later(_SOON_FIRST_DELAY, again, _SOON_FIRST_DELAY * 2)
+    else:
+        loop.call_soon(again, _SOON_FIRST_DELAY)
 
 
-def _forward(server: int, signum: int) -> None:
-    with contextlib.suppress(OSError):
-        os.kill(server, signum)
+def _sweep_round(spare: Collection[int], kill: bool) -> tuple[int, bool, bool]:
+    """One look at the leftovers: kill the live ones (with `kill`), reap the dead.
+    (killed, more, pending): how many were killed, whether another round is due (one found
+    a leftover), and whether a leftover is not reaped yet."""
+    from lsp_verify.reaper import escapees
+
+    leftovers = [pid for pid in children() if pid not in spare]
+    if not leftovers:
+        return 0, False, False
+    live = [pid for pid in leftovers if not escapees.dead(pid)]
+    if live and not kill:
+        for pid in leftovers:
+            if pid not in live:
+                escapees.reap(pid)
+        return 0, False, False
+    for pid in live:
+        _kill(pid)
+    pending = [pid for pid in leftovers if not escapees.reap(pid)]
+    return len(live), True, bool(pending)
+
+
+# The keeper lives in its own module; `keep_behind` is the package's.
+from lsp_verify.reaper.keeper import keep_behind  # noqa: E402
