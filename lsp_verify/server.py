@@ -21,6 +21,7 @@ from pygls.lsp.server import LanguageServer
 
 from lsp_verify import __version__
 from lsp_verify.diagnostics import CONFIG, VERIFY
+from lsp_verify.negotiate import CODE_ACTION_LITERALS, fit_to_client
 from lsp_verify.progress import RunProgress
 from lsp_verify.settings import LogLevel, parse_init_options
 from lsp_verify.transport import Transport
@@ -191,6 +192,7 @@ def initialize(ls: VerifyServer, params: types.InitializeParams) -> None:
         "text_document.diagnostic.related_information"
     )
     options = dataclasses.replace(options, related=related)
+    options = fit_to_client(ls, options)
     ls.verify.options = options
     if options.pull:
         # Only a client that pulls is told the server answers pulls. One that can be told to
@@ -353,18 +355,19 @@ async def revoke(ls: VerifyServer, *args: Any) -> Any:
     return await ls.verify.revoke(folder) if folder else None
 
 
-@SERVER.feature(
-    types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
-)
-def code_action(ls: VerifyServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-    from lsp_verify.actions import code_actions
+# Registered bare (`codeActionProvider: true`): see `negotiate.fit_to_client`.
+@SERVER.feature(types.TEXT_DOCUMENT_CODE_ACTION)
+def code_action(
+    ls: VerifyServer, params: types.CodeActionParams
+) -> list[types.CodeAction] | list[types.Command]:
+    from lsp_verify.actions import as_commands, code_actions
 
     uri = params.text_document.uri
     folder, _ = ls.verify.target(uri)
     if folder is None:
         return []
-    return code_actions(uri, folder.uri, params.context.diagnostics)
+    actions = code_actions(uri, folder.uri, params.context.diagnostics)
+    return actions if ls.has(CODE_ACTION_LITERALS) else as_commands(actions)
 
 
 @SERVER.command("verify.showRun")
