@@ -1,10 +1,22 @@
-"""A run's work-done progress (`$/progress`), as the server reports it to the client."""
+"""A run's work-done progress (`$/progress`), as the server reports it to the client.
+
+The server asks the client to create the token (`window/workDoneProgress/create`) and starts
+the command at once: waiting for that answer would be part of every save's latency. LSP lets
+the server use the token only once the client has answered, and not at all when it answered
+with an error (SPEC section 5), so until the answer the run's progress is held: only its
+latest output line is kept. On a success the begin goes out then, with that line in a report;
+on an error, a cancelled request (shutdown) or no answer by the end of the run, nothing is
+sent on the token, ever. A run that ends before the answer forgets its request there (a late
+answer then answers nothing): the client's side of the token stays unused, which LSP allows,
+and nothing is kept per run for a client that never answers.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import TYPE_CHECKING
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Literal
 
 from lsprotocol import types
 
@@ -12,6 +24,9 @@ if TYPE_CHECKING:
     from lsp_verify.server import VerifyServer
 
 PROGRESS_INTERVAL = 0.2  # at most five progress reports a second
+
+# asked: create sent, unanswered; shown: begin sent; silent: nothing may be sent any more.
+State = Literal["asked", "shown", "silent"]
 
 
 class RunProgress:
@@ -21,28 +36,74 @@ class RunProgress:
     def __init__(self, server: VerifyServer, command: str, cancel: asyncio.Event) -> None:
         self.server = server
         self.token = f"verify-{uuid.uuid4().hex}"
+        self.command = command
+        self.state: State = "asked"
         self.last = 0.0
+        self.latest: str | None = None  # the newest line while the create is unanswered
+        self._request = f"{self.token}-create"
         server.cancels[self.token] = cancel
-        progress = server.work_done_progress
-        # Not awaited: the command starts at once; the client sees create before begin anyway.
-        progress.create(self.token)
-        progress.begin(
-            self.token,
-            types.WorkDoneProgressBegin(title="verify", message=command, cancellable=True),
+        future = server.protocol.send_request(
+            types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+            types.WorkDoneProgressCreateParams(token=self.token),
+            msg_id=self._request,
         )
+        future.add_done_callback(self._answered)
 
     def line(self, text: str) -> None:
+        if not text.strip() or self.state == "silent":
+            return
+        if self.state == "asked":
+            self.latest = text
+            return
         now = asyncio.get_running_loop().time()
-        if text.strip() and now - self.last >= PROGRESS_INTERVAL and not self.server.verify.closing:
+        if now - self.last >= PROGRESS_INTERVAL and not self.server.verify.closing:
             self.last = now
-            self.server.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(message=text[:200], cancellable=True)
-            )
+            self._send(types.WorkDoneProgressReport(message=text[:200], cancellable=True))
 
     def end(self, outcome: str) -> None:
         self.server.cancels.pop(self.token, None)
         self.server.work_done_progress.tokens.pop(self.token, None)
-        if not self.server.verify.closing:
-            self.server.work_done_progress.end(
-                self.token, types.WorkDoneProgressEnd(message=outcome)
-            )
+        state, self.state = self.state, "silent"
+        self._forget_request()
+        if state == "shown" and not self.server.verify.closing:
+            self._send(types.WorkDoneProgressEnd(message=outcome))
+
+    def _answered(self, future: Future[Any]) -> None:
+        """The client's answer to the create (on the event loop, where pygls reads it), or
+        the request cancelled at shutdown."""
+        if self.state != "asked":
+            return
+        if future.cancelled() or future.exception() is not None or self.server.verify.closing:
+            self.state = "silent"
+            return
+        self.state = "shown"
+        # pygls' own handler of a client's cancel looks the token up here (and logs a
+        # warning for an unknown one); the user's handler then cancels the run.
+        self.server.work_done_progress.tokens[self.token] = Future()
+        self._send(
+            types.WorkDoneProgressBegin(title="verify", message=self.command, cancellable=True)
+        )
+        latest, self.latest = self.latest, None
+        if latest is not None:
+            self.last = asyncio.get_running_loop().time()
+            self._send(types.WorkDoneProgressReport(message=latest[:200], cancellable=True))
+
+    def _send(
+        self,
+        value: types.WorkDoneProgressBegin
+        | types.WorkDoneProgressReport
+        | types.WorkDoneProgressEnd,
+    ) -> None:
+        self.server.protocol.notify(
+            types.PROGRESS, types.ProgressParams(token=self.token, value=value)
+        )
+
+    def _forget_request(self) -> None:
+        """Drop what pygls still keeps of the create: the pending request of a client that
+        has not answered (a late answer is then one of no request), the one pygls cancelled
+        at shutdown, and the result type it keeps after an error answer."""
+        protocol = self.server.protocol
+        future = protocol._request_futures.pop(self._request, None)
+        protocol._result_types.pop(self._request, None)
+        if future is not None:
+            future.cancel()
