@@ -14,6 +14,7 @@ import logging
 import uuid
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -300,16 +301,19 @@ async def pull_workspace(
     items: list[types.WorkspaceDocumentDiagnosticReport] = []
     for uri in sorted(store.uris(VERIFY) | store.uris(CONFIG) | set(previous)):
         rid = store.result_id(uri)
+        # LSP: the version of a document the client has open, null only for one it has not.
+        document = ls.workspace.text_documents.get(unquote(uri))
+        version = document.version if document is not None else None
         if previous.get(uri) == rid:
             items.append(
                 types.WorkspaceUnchangedDocumentDiagnosticReport(
-                    uri=uri, result_id=rid, version=None
+                    uri=uri, result_id=rid, version=version
                 )
             )
         else:
             items.append(
                 types.WorkspaceFullDocumentDiagnosticReport(
-                    uri=uri, items=store.union(uri), result_id=rid, version=None
+                    uri=uri, items=store.union(uri), result_id=rid, version=version
                 )
             )
     return types.WorkspaceDiagnosticReport(items=items)
