@@ -5,7 +5,8 @@ failure that names the line that raised (related information): "Go to the line t
 On the warning of a plan that was not approved: "Approve this plan" and "Explain the plan".
 Other servers' diagnostics get nothing. Every action is a plain command, so every editor
 that speaks LSP can offer and apply it (VS Code's light bulb, Neovim's
-`vim.lsp.buf.code_action()`, eglot, Helix).
+`vim.lsp.buf.code_action()`, eglot, Helix): as CodeAction literals to a client that declares
+`codeActionLiteralSupport`, as bare Commands to any other (LSP; see SPEC section 5).
 """
 
 from __future__ import annotations
@@ -74,6 +75,12 @@ def code_actions(
                 )
             )
     return actions
+
+
+def as_commands(actions: Sequence[types.CodeAction]) -> list[types.Command]:
+    """The actions as Command literals, for a client that cannot read CodeAction literals:
+    each one's command, titled as the action."""
+    return [action.command for action in actions if action.command is not None]
 
 
 class Shows(Protocol):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from lsprotocol import types
 
+from lsp_verify.positions import UTF16, UTF32, character, line_end
 from lsp_verify.record import failure_header
 from lsp_verify.uris import path_to_uri
 
@@ -205,13 +206,17 @@ def summary_message(record: Record) -> str:
 
 
 def record_entries(
-    record: Record, summary_uri: str | None, line_text: LineText, related: bool = True
+    record: Record,
+    summary_uri: str | None,
+    line_text: LineText,
+    related: bool = True,
+    encoding: str = UTF16,
 ) -> dict[str, list[Entry]]:
     """The verify layer a failed run leaves: located problems plus the summary."""
     out: dict[str, list[Entry]] = {}
     for problem in record.problems:
         uri = path_to_uri(os.path.join(record.folder, problem.path))
-        entry = located_entry(problem, uri, record.folder, line_text, related)
+        entry = located_entry(problem, uri, record.folder, line_text, related, encoding)
         out.setdefault(uri, []).append(entry)
     if summary_uri is not None:
         zero = types.Position(line=0, character=0)
@@ -227,32 +232,48 @@ def record_entries(
 
 
 def located_entry(
-    problem: Problem, uri: str, folder: str, line_text: LineText, related: bool = True
+    problem: Problem,
+    uri: str,
+    folder: str,
+    line_text: LineText,
+    related: bool = True,
+    encoding: str = UTF16,
 ) -> Entry:
     """A located problem as a diagnostic. Its related locations become relatedInformation
-    when the client declares support for it (`related`), else lines of the message."""
+    when the client declares support for it (`related`), else lines of the message.
+    Positions count in `encoding` (the server's `positionEncoding`), converted from the
+    tool's columns with the text of their lines (see SPEC section 5 and `positions`)."""
     line = max(problem.line - 1, 0)
     text = line_text(uri, line)
-    start_char = max(problem.column - 1, 0)
+    unit = problem.unit or UTF32
+    start_char = character(text, problem.column - 1, unit, encoding)
     if problem.end_line is not None and problem.end_column is not None:
-        end = types.Position(line=max(problem.end_line - 1, 0), character=problem.end_column - 1)
+        end_line = max(problem.end_line - 1, 0)
+        end_text = text if end_line == line else line_text(uri, end_line)
+        end_char = character(end_text, problem.end_column - 1, unit, encoding)
+        if end_line == line and end_char < start_char:
+            end_char = start_char
+        end = types.Position(line=end_line, character=end_char)
     else:
         # No end given: mark the rest of the line, so the editor has something to underline.
-        end_char = len(text) if text is not None and len(text) > start_char else start_char
-        end = types.Position(line=line, character=end_char)
-    information = [
-        types.DiagnosticRelatedInformation(
-            location=types.Location(
-                uri=path_to_uri(os.path.join(folder, r.path)),
-                range=types.Range(
-                    start=types.Position(line=max(r.line - 1, 0), character=max(r.column - 1, 0)),
-                    end=types.Position(line=max(r.line - 1, 0), character=max(r.column - 1, 0)),
-                ),
-            ),
-            message=r.message,
-        )
-        for r in problem.related
-    ]
+        line_end_char = line_end(text, encoding) if text is not None else start_char
+        end = types.Position(line=line, character=max(line_end_char, start_char))
+    information = []
+    if related:
+        for r in problem.related:
+            r_uri = path_to_uri(os.path.join(folder, r.path))
+            r_line = max(r.line - 1, 0)
+            # Column 1 is character 0 in every encoding: no need to read that file.
+            r_text = line_text(r_uri, r_line) if r.column > 1 else None
+            at = types.Position(
+                line=r_line, character=character(r_text, r.column - 1, r.unit or unit, encoding)
+            )
+            information.append(
+                types.DiagnosticRelatedInformation(
+                    location=types.Location(uri=r_uri, range=types.Range(start=at, end=at)),
+                    message=r.message,
+                )
+            )
     message = problem.message
     if not related and problem.related:
         message += "".join(f"\n{r.message}: {r.path}:{r.line}:{r.column}" for r in problem.related)

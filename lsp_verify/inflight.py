@@ -58,31 +58,34 @@ class Outgoing:
         JSON. Raises Refused for an error answer, no answer in time, or a stopping server."""
         return await self.sent(method, params, timeout)
 
-    def sent(self, method: str, params: Any, timeout: float) -> Awaitable[Any]:
-        """`request`, with the request written now, before the caller next awaits (a
-        command's answer must not reach the client before the request it made)."""
+    def sent(self, method: str, params: Any, timeout: float) -> asyncio.Future[Any]:
+        """`request`, written now (a command's answer must not reach the client before the
+        request it made), as a future of the answer. Cancelling the future withdraws the
+        request; so does its timeout."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
         if self.stopped:
-            return _refused(f"{method}: the server is shutting down")
+            future.set_exception(Refused(f"{method}: the server is shutting down"))
+            return future
         rid = f"verify-{uuid.uuid4().hex}"
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[rid] = future
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             message["params"] = self._unstructure(params)
         self._send(message)
-        return self._answer_of(rid, future, method, timeout)
+        timer = loop.call_later(
+            timeout, _expire, future, f"{method}: no answer within {timeout:g} s"
+        )
+        future.add_done_callback(lambda done: self._settled(rid, done, timer))
+        return future
 
-    async def _answer_of(
-        self, rid: str, future: asyncio.Future[Any], method: str, timeout: float
-    ) -> Any:
-        try:
-            return await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
-            raise Refused(f"{method}: no answer within {timeout:g} s") from None
-        finally:
-            if self._waiting.pop(rid, None) is not None and not self.stopped:
-                # Given up on (a timeout, a cancelled waiter): the client may drop the request.
-                self._send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": rid}})
+    def _settled(self, rid: str, future: asyncio.Future[Any], timer: asyncio.TimerHandle) -> None:
+        timer.cancel()
+        if not future.cancelled():
+            future.exception()  # seen here: nobody may be left to await a refusal
+        if self._waiting.pop(rid, None) is not None and not self.stopped:
+            # Given up on (a timeout, a cancelled waiter): the client may drop the request.
+            self._send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": rid}})
 
     def answer(self, message: Mapping[str, Any]) -> bool:
         """A response from the client: True when it answers one of these requests."""
@@ -109,8 +112,9 @@ class Outgoing:
                 future.set_exception(Refused("the server is shutting down"))
 
 
-async def _refused(why: str) -> Any:
-    raise Refused(why)
+def _expire(future: asyncio.Future[Any], why: str) -> None:
+    if not future.done():
+        future.set_exception(Refused(why))
 
 
 class Commands:

@@ -14,6 +14,7 @@ import logging
 import uuid
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -22,6 +23,7 @@ from pygls.lsp.server import LanguageServer
 from lsp_verify import __version__
 from lsp_verify.diagnostics import CONFIG, VERIFY
 from lsp_verify.inflight import Refused
+from lsp_verify.negotiate import CODE_ACTION_LITERALS, fit_to_client
 from lsp_verify.progress import RunProgress
 from lsp_verify.settings import LogLevel, parse_init_options
 from lsp_verify.transport import Transport, VerifyProtocol
@@ -74,6 +76,12 @@ class VerifyServer(LanguageServer):
 
     def on_watched(self, changes: list[tuple[str, int]]) -> None:
         self.verify.on_watched(changes)
+
+    def on_progress_cancel(self, token: str) -> None:
+        """The client cancelled a run through its progress."""
+        cancel = self.cancels.get(token)
+        if cancel is not None:
+            cancel.set()
 
     async def close_all(self) -> None:
         """Shutdown, exit, stdin EOF, SIGTERM: nothing the server started may outlive it."""
@@ -206,13 +214,11 @@ class VerifyServer(LanguageServer):
             return
         answer = self.transport.outgoing.sent(method, params, CLIENT_S)
 
-        async def settle() -> None:
-            try:
-                await answer
-            except Refused as exc:
-                log.debug("%s: %s", method, exc)
+        def settled(done: asyncio.Future[Any]) -> None:
+            if not done.cancelled() and done.exception() is not None:
+                log.debug("%s: %s", method, done.exception())
 
-        self.verify.spawn(settle())
+        answer.add_done_callback(settled)
 
 
 def _shape(value: object) -> str:
@@ -238,6 +244,7 @@ def initialize(ls: VerifyServer, params: types.InitializeParams) -> None:
         "text_document.diagnostic.related_information"
     )
     options = dataclasses.replace(options, related=related)
+    options = fit_to_client(ls, options)
     ls.verify.options = options
     if options.pull:
         # Only a client that pulls is told the server answers pulls. One that can be told to
@@ -308,13 +315,6 @@ def did_change_watched(ls: VerifyServer, params: types.DidChangeWatchedFilesPara
     ls.verify.on_watched([(change.uri, int(change.type)) for change in params.changes])
 
 
-@SERVER.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
-def progress_cancel(ls: VerifyServer, params: types.WorkDoneProgressCancelParams) -> None:
-    cancel = ls.cancels.get(str(params.token))
-    if cancel is not None:
-        cancel.set()
-
-
 # ----- pull diagnostics (registered in `initialize` for clients that pull) -----
 
 
@@ -340,16 +340,19 @@ async def pull_workspace(
     items: list[types.WorkspaceDocumentDiagnosticReport] = []
     for uri in sorted(store.uris(VERIFY) | store.uris(CONFIG) | set(previous)):
         rid = store.result_id(uri)
+        # LSP: the version of a document the client has open, null only for one it has not.
+        document = ls.workspace.text_documents.get(unquote(uri))
+        version = document.version if document is not None else None
         if previous.get(uri) == rid:
             items.append(
                 types.WorkspaceUnchangedDocumentDiagnosticReport(
-                    uri=uri, result_id=rid, version=None
+                    uri=uri, result_id=rid, version=version
                 )
             )
         else:
             items.append(
                 types.WorkspaceFullDocumentDiagnosticReport(
-                    uri=uri, items=store.union(uri), result_id=rid, version=None
+                    uri=uri, items=store.union(uri), result_id=rid, version=version
                 )
             )
     return types.WorkspaceDiagnosticReport(items=items)
@@ -395,18 +398,19 @@ async def revoke(ls: VerifyServer, *args: Any) -> Any:
     return await ls.verify.revoke(folder) if folder else None
 
 
-@SERVER.feature(
-    types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
-)
-def code_action(ls: VerifyServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-    from lsp_verify.actions import code_actions
+# Registered bare (`codeActionProvider: true`): see `negotiate.fit_to_client`.
+@SERVER.feature(types.TEXT_DOCUMENT_CODE_ACTION)
+def code_action(
+    ls: VerifyServer, params: types.CodeActionParams
+) -> list[types.CodeAction] | list[types.Command]:
+    from lsp_verify.actions import as_commands, code_actions
 
     uri = params.text_document.uri
     folder, _ = ls.verify.target(uri)
     if folder is None:
         return []
-    return code_actions(uri, folder.uri, params.context.diagnostics)
+    actions = code_actions(uri, folder.uri, params.context.diagnostics)
+    return actions if ls.has(CODE_ACTION_LITERALS) else as_commands(actions)
 
 
 @SERVER.command("verify.showRun")

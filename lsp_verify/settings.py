@@ -305,7 +305,8 @@ class InitOptions:
     `related` (whether diagnostics may carry relatedInformation) are decided once the
     client's capabilities are known: a client that pulls but cannot be told to pull again
     (no refreshSupport) gets pushes as well. `live_output`: the client asked for each run's
-    output as it streams (`verify/output` notifications)."""
+    output as it streams (`verify/output` notifications). `encoding`: the `positionEncoding`
+    the server declared, which every position it sends counts in."""
 
     settings: object = None
     trusted: bool = True
@@ -314,6 +315,7 @@ class InitOptions:
     live_output: bool = False
     related: bool = True
     push: bool = True
+    encoding: str = "utf-16"
 
 
 def parse_init_options(

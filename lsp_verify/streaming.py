@@ -9,7 +9,8 @@ run are streamed (the collector keeps no more either).
 
 The run's end replaces the layer as before (`Workspace._on_record`): `close` must be called
 first, so that no batch lands after the final layer. A run that ends without a verdict
-(cancelled, skipped) takes back what it streamed: `withdraw`.
+(cancelled, skipped) takes back what it streamed: `withdraw`. Positions count in `encoding`,
+the server's `positionEncoding`, as the final layer's do.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 from typing import Callable
 
 from lsp_verify.diagnostics import VERIFY, Diagnostics, Entry, LineText, located_entry
+from lsp_verify.positions import UTF16
 from lsp_verify.problems.base import Problem
 from lsp_verify.throttle import Throttle
 from lsp_verify.uris import path_to_uri
@@ -39,9 +41,11 @@ class LiveProblems:
         interval: float = INTERVAL,
         limit: int = LIMIT,
         related: bool = True,
+        encoding: str = UTF16,
     ) -> None:
         self._folder = folder
         self._related = related
+        self._encoding = encoding
         self._diagnostics = diagnostics
         self._line_text = line_text
         self._on_batch = on_batch
@@ -88,7 +92,9 @@ class LiveProblems:
         changed: set[str] = set()
         for problem in batch:
             uri = path_to_uri(os.path.join(self._folder, problem.path))
-            entry = located_entry(problem, uri, self._folder, self._line_text, self._related)
+            entry = located_entry(
+                problem, uri, self._folder, self._line_text, self._related, self._encoding
+            )
             current = self._diagnostics.entries(uri, VERIFY)
             if any(e.diagnostic == entry.diagnostic for e in current):
                 continue  # the previous run showed the same failure: it is still there

@@ -56,6 +56,7 @@ class Handlers(Protocol):
 
     def on_save(self, uri: str) -> None: ...
     def on_watched(self, changes: list[tuple[str, int]]) -> None: ...
+    def on_progress_cancel(self, token: str) -> None: ...
     async def close_all(self) -> None: ...
 
 
@@ -184,6 +185,13 @@ class Transport:
                 return True
         elif method == types.CANCEL_REQUEST:
             return self._cancel(params)
+        elif method == types.WINDOW_WORK_DONE_PROGRESS_CANCEL:
+            token = params.get("token") if isinstance(params, dict) else None
+            if isinstance(token, (str, int)) and not isinstance(token, bool):
+                self._hand_over(self.handlers.on_progress_cancel, str(token))
+            else:
+                log.warning("window/workDoneProgress/cancel without a token: ignored")
+            return True
         elif method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES:
             changes = _watched_changes(params)
             if changes is not None:

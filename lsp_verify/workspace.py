@@ -196,6 +196,7 @@ class Workspace(Folders):
             self.line_text,
             on_batch=self._refresh_pulls,
             related=self.options.related,
+            encoding=self.options.encoding,
         )
         output = None
         if self.options.live_output:
@@ -289,7 +290,9 @@ class Workspace(Folders):
             self._replace_verify_layer(folder, {document: []} if document else {})
         elif record.failed:
             summary = folder.summary_uri(record)
-            entries = record_entries(record, summary, self.line_text, self.options.related)
+            entries = record_entries(
+                record, summary, self.line_text, self.options.related, self.options.encoding
+            )
             self._replace_verify_layer(folder, entries)
         elif is_cannot_ask(record):
             self._replace_verify_layer(folder, approval_entries(record, folder.summary_uri(record)))

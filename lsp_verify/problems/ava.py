@@ -41,6 +41,8 @@ class _Block(Failure):
 
 
 class AvaMatcher(Matcher):
+    unit = "utf-16"  # V8's stack frames count JavaScript string indices
+
     def __init__(self, locator: Locator | None = None) -> None:
         super().__init__(locator)
         self._section = False

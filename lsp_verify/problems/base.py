@@ -6,6 +6,10 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 Severity = Literal["error", "warning", "information", "hint"]
+# What a tool counts its columns in (lsp_verify/positions.py converts them): UTF-8 bytes,
+# UTF-16 code units, code points, or display columns (gcc's: tabs to multiples of 8; Rust's
+# panic locations: a tab is 4). None: the matcher's own unit, code points when it has none.
+ColumnUnit = Literal["utf-8", "utf-16", "utf-32", "gcc-display", "rust-display"]
 
 
 @dataclass(frozen=True)
@@ -16,6 +20,7 @@ class Related:
     line: int
     column: int
     message: str
+    unit: ColumnUnit | None = None
 
 
 @dataclass(frozen=True)
@@ -23,7 +28,8 @@ class Problem:
     """A failure located in a file.
 
     `path` is as the output gave it until a collector resolves it; after resolution it is
-    relative to the folder, POSIX separators. Lines and columns are 1-based.
+    relative to the folder, POSIX separators. Lines and columns are 1-based; columns count
+    in `unit` (the tool's), for this problem and its related locations that give none.
     """
 
     path: str
@@ -35,6 +41,7 @@ class Problem:
     end_line: int | None = None
     end_column: int | None = None
     related: tuple[Related, ...] = ()
+    unit: ColumnUnit | None = None
 
     @classmethod
     def at(cls, path: str, line: int, column: int, message: str, **rest: Any) -> Problem:

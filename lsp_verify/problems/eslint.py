@@ -31,6 +31,8 @@ _HEAVY = "\u2501"
 class EslintMatcher(Matcher):
     """ESLint's stylish and compact formats."""
 
+    unit = "utf-16"  # JavaScript string indices
+
     # The file whose stylish entries are being read, and the last unindented one-word line
     # (a file's path if stylish entries follow it); set on the instance as lines come.
     _file: str | None = None

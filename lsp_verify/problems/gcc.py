@@ -15,6 +15,12 @@ file at the line of the error just before it: mypy's notes about that error (`"l
 invariant`, `See https://...`) are added to its message. Such an error is held until the next
 line says whether a note follows (mypy prints its summary line right after the last one);
 every other problem is handed out at once.
+
+Columns count differently by tool, so by the file's language and the line's shape (checked
+against the tools' real output): gcc counts display columns (`-fdiagnostics-column-unit`'s
+default: tabs to multiples of 8, wide characters 2); mypy and go vet count UTF-8 bytes; ESLint
+counts UTF-16 units; ruff counts code points, as does anything else. clang counts bytes: on a
+C line with other than ASCII its columns are read as gcc's (both print the same shape).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .base import Problem, Severity
+from .base import ColumnUnit, Problem, Severity
 from .matcher import MAX_MESSAGE_CHARS, Locator, Matcher, severity_of
 
 _LINE = re.compile(
@@ -54,6 +60,8 @@ _NOISE = ("recipe for target",)
 
 
 _NOTES_OF = (".py", ".pyi")
+_C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".m", ".mm")
+_JAVASCRIPT = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".vue", ".svelte")
 
 
 class GccMatcher(Matcher):
@@ -134,7 +142,20 @@ class GccMatcher(Matcher):
             code=code,
             end_line=end_line,
             end_column=end_column,
+            unit=_unit(path, head is not None),
         )
+
+
+def _unit(path: str, severity_word: bool) -> ColumnUnit | None:
+    """What the columns of a line about `path` count (see the module's docstring); a
+    Python line with a severity word is mypy's, one with a leading code ruff's."""
+    if path.endswith(_C_FAMILY):
+        return "gcc-display"
+    if path.endswith(".go") or (severity_word and path.endswith(_NOTES_OF)):
+        return "utf-8"
+    if path.endswith(_JAVASCRIPT):
+        return "utf-16"
+    return None
 
 
 def _codes(

@@ -38,6 +38,8 @@ class _Block:
 
 
 class JestMatcher(Matcher):
+    unit = "utf-16"  # V8's stack frames count JavaScript string indices
+
     def __init__(self, locator: Locator | None = None) -> None:
         super().__init__(locator)
         self._suite: str | None = None

@@ -12,9 +12,10 @@ memory does not grow with the output.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Protocol
 
-from .base import Problem, Severity
+from .base import ColumnUnit, Problem, Severity
 
 MAX_LINE = 4096
 MAX_MESSAGE_CHARS = 1000
@@ -79,7 +80,10 @@ class AnyLocator:
 
 class Matcher:
     """Base of the family matchers. Subclasses implement `take` and, if they hold a block
-    open across lines, `flush`."""
+    open across lines, `flush`. `unit` is what the family's columns count, where a problem
+    does not say (see `ColumnUnit`)."""
+
+    unit: ColumnUnit | None = None
 
     def __init__(self, locator: Locator | None = None) -> None:
         self.locator: Locator = locator if locator is not None else AnyLocator()
@@ -117,6 +121,8 @@ class Matcher:
         if len(self._held) >= MAX_HELD:
             self.overflow += 1
             return
+        if problem.unit is None and self.unit is not None:
+            problem = replace(problem, unit=self.unit)
         self._held.append((start, problem))
 
 

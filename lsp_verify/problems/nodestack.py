@@ -176,6 +176,8 @@ def test_problem(
 class NodeStackMatcher(Matcher):
     """An error line and its `at` frames that no test runner's matcher claimed."""
 
+    unit = "utf-16"  # V8's stack frames count JavaScript string indices
+
     def __init__(self, locator: Locator | None = None) -> None:
         super().__init__(locator)
         self._recent: collections.deque[str] = collections.deque(maxlen=_RECENT)

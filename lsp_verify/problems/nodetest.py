@@ -20,6 +20,8 @@ _TEST_AT = "test at "
 
 
 class NodeTestMatcher(Matcher):
+    unit = "utf-16"  # V8's stack frames count JavaScript string indices
+
     def __init__(self, locator: Locator | None = None) -> None:
         super().__init__(locator)
         self._block: Failure | None = None

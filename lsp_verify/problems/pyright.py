@@ -38,6 +38,8 @@ class _Held:
 
 
 class PyrightMatcher(Matcher):
+    unit = "utf-16"  # pyright runs on Node: JavaScript string indices
+
     def __init__(self, locator: Locator | None = None) -> None:
         super().__init__(locator)
         self._pending: _Held | None = None

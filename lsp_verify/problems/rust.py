@@ -16,6 +16,9 @@ Panics: `thread 'tests::adds' panicked at src/lib.rs:18:9:` followed by the mess
 1.73+), or the older `panicked at 'message', src/main.rs:2:5`. With `RUST_BACKTRACE=1` the
 test function's own frame is known: the problem lands there, and the panic's location is
 related (the failing test is the diagnostic, see chain.py).
+
+Columns, as rustc 1.95 prints them: an arrow's count code points; a panic's location counts
+display columns (a tab is 4, a wide character 2); a backtrace frame's counts UTF-8 bytes.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 
-from .base import Problem, Related, Severity
+from .base import ColumnUnit, Problem, Related, Severity
 from .matcher import Locator, Matcher, clip_message, severity_of, split_location
 
 _RUST_HEADER = re.compile(
@@ -171,6 +174,7 @@ class RustMatcher(Matcher):
                 severity=diag.severity,
                 code=diag.code,
                 related=tuple(diag.related),
+                unit="utf-32",
             ),
         )
 
@@ -214,7 +218,7 @@ class RustMatcher(Matcher):
             if panic.symbol_matches and panic.related is None:
                 location = split_location(at.group("loc").strip())
                 if location is not None and _key(location) != _key(panic.location):
-                    panic.related = _related(location, f"test {panic.name}")
+                    panic.related = _related(location, f"test {panic.name}", "utf-8")
             panic.symbol_matches = False
             return True
         if line.startswith(("stack backtrace:", "note: ")):
@@ -228,12 +232,13 @@ class RustMatcher(Matcher):
         if panic is None:
             return
         path, line, column = panic.location
+        unit: ColumnUnit = "rust-display"
         related: tuple[Related, ...] = ()
         if panic.related is not None:
             # The failing test is the diagnostic; where it panicked is related (see chain.py).
             test = panic.related
-            related = (_related(panic.location, "panicked here"),)
-            path, line, column = test.path, test.line, test.column
+            related = (_related(panic.location, "panicked here", "rust-display"),)
+            path, line, column, unit = test.path, test.line, test.column, "utf-8"
         text = clip_message(panic.lines) or "panicked"
         named = panic.name not in ("", "main", "<unnamed>")
         self.emit(
@@ -245,6 +250,7 @@ class RustMatcher(Matcher):
                 message=f"{panic.name}: {text}" if named else text,
                 code=panic.name if named else None,
                 related=related,
+                unit=unit,
             ),
         )
 
@@ -267,6 +273,6 @@ def _key(location: tuple[str, int, int]) -> tuple[str, int, int]:
     return os.path.normpath(location[0]), location[1], location[2]
 
 
-def _related(location: tuple[str, int, int], message: str) -> Related:
+def _related(location: tuple[str, int, int], message: str, unit: ColumnUnit = "utf-32") -> Related:
     path, line, column = location
-    return Related(path=path, line=max(line, 1), column=max(column, 1), message=message)
+    return Related(path=path, line=max(line, 1), column=max(column, 1), message=message, unit=unit)

@@ -25,6 +25,8 @@ _MAX_CONTINUATION = 12
 
 
 class TscMatcher(Matcher):
+    unit = "utf-16"  # TypeScript counts in JavaScript string indices
+
     def __init__(self, locator: Locator | None = None) -> None:
         super().__init__(locator)
         self._open: Problem | None = None
