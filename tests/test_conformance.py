@@ -7,8 +7,11 @@ ruff, tsc), so positions are exercised in the encoding each client negotiates.""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shlex
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -388,3 +391,38 @@ def test_a_push_client_without_related_information(project: Path, state: Path) -
         shown = execute(rec, "verify.showRun")
     assert_positions(pushed(rec), "utf-32", related=False)
     assert shown["shown"] is False
+
+
+def test_claude_codes_capabilities_and_its_stop_order(project: Path, state: Path) -> None:
+    """Claude Code declares push diagnostics with relatedInformation, no pull, no window
+    capabilities, watched files without dynamic registration; it stops the server with
+    shutdown, SIGTERM, exit, SIGTERM, without waiting in between: status 0, no traceback, and
+    every message up to the end conformant."""
+    caps = {
+        "textDocument": {
+            "synchronization": {"didSave": True},
+            "publishDiagnostics": {"relatedInformation": True},
+        },
+        "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": False}},
+    }
+    rec = Recorder(project, state, caps, init_options={"verify": {"command": command()}})
+    try:
+        rec.start()
+        uri = rec.open("app/emoji.py", version=1)
+        rec.change(uri, 2, FILES["app/emoji.py"])
+        run_and_wait(rec)
+        pid = rec.server.proc.pid
+        rec.request("shutdown", None)
+        os.kill(pid, signal.SIGTERM)
+        with contextlib.suppress(BrokenPipeError):  # gone already
+            rec.notify("exit", None)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        code = rec.server.proc.wait(timeout=5)
+        rec._drain()
+    finally:
+        rec.close()
+    assert check(rec.frames) == []
+    assert "Traceback" not in rec.stderr_text(), rec.stderr_text()
+    assert code == 0
+    assert_positions(pushed(rec), "utf-16", related=True)
