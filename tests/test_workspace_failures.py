@@ -1,0 +1,129 @@
+"""Failures inside the workspace are seen, and never wedge a folder: a settings load that
+raises still leaves the folder ready, a background task that fails says so in the log, and a
+pull's wait that fails for a reason other than its bound is logged rather than dropped.
+
+The workspace is driven without a client, through a small UI (no pygls, no process)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_verify.workspace import Workspace
+
+
+class UI:
+    """A client that can be asked for settings, with a configuration answer that raises."""
+
+    def __init__(self, configuration: Exception | None = None) -> None:
+        self.raises = configuration
+        self.logged: list[str] = []
+
+    def publish(self, uri: str, payloads: list[bytes]) -> None: ...
+    def send_status(self, status: dict[str, Any]) -> None: ...
+    def send_output(self, payload: dict[str, Any]) -> None: ...
+    def show_warning(self, text: str) -> None: ...
+    def refresh_pulls(self) -> None: ...
+    def document_text(self, uri: str) -> None: ...
+    def begin_progress(self, command: str, cancel: asyncio.Event) -> None: ...
+
+    def log(self, text: str, level: str = "log") -> None:
+        self.logged.append(text)
+
+    def can_ask(self) -> bool:
+        return True
+
+    async def ask(self, text: str, actions: Sequence[str]) -> str | None:
+        return None
+
+    async def configuration(self, uris: list[str]) -> list[Any] | None:
+        if self.raises is not None:
+            raise self.raises
+        return [{"command": "true"} for _ in uris]
+
+
+async def test_a_settings_load_that_raises_leaves_the_folder_ready(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    workspace = Workspace(UI(configuration=RuntimeError("boom")))  # type: ignore[arg-type]
+    folder = workspace.add_folder(tmp_path.as_uri())
+    assert folder is not None
+    with caplog.at_level(logging.ERROR, "lsp_verify"):
+        await workspace.load_settings([folder])
+    assert folder.ready.is_set()
+    assert any("RuntimeError: boom" in r.getMessage() for r in caplog.records)
+
+
+async def test_settings_that_fail_to_parse_leave_the_folder_ready(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    workspace = Workspace(UI())  # type: ignore[arg-type]
+    folder = workspace.add_folder(tmp_path.as_uri())
+    assert folder is not None
+
+    def broken(value: object, origin: str) -> Any:
+        raise ValueError("a bug in the parser")
+
+    monkeypatch.setattr(workspace, "_parse", broken)
+    with caplog.at_level(logging.ERROR, "lsp_verify"):
+        await workspace.load_settings([folder])
+    assert folder.ready.is_set()
+    assert folder.editor is None  # the defaults apply
+    assert any("a bug in the parser" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_background_task_that_fails_is_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    workspace = Workspace(UI())  # type: ignore[arg-type]
+
+    async def fails() -> None:
+        raise KeyError("lost")
+
+    with caplog.at_level(logging.ERROR, "lsp_verify"):
+        workspace.spawn(fails())
+        for _ in range(3):
+            await asyncio.sleep(0)
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert line.startswith("a background task failed: KeyError: 'lost'")
+    assert "test_workspace_failures.py" in line  # where it was raised, in one line
+
+
+@pytest.mark.parametrize(
+    ("error", "logged"),
+    [(OSError("a bug while waiting"), True), (asyncio.TimeoutError(), False)],
+    ids=["a bug", "the bound"],
+)
+async def test_a_pull_wait_that_fails_is_logged_and_its_bound_is_not(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    error: Exception,
+    logged: bool,
+) -> None:
+    import lsp_verify.folder as folder_module
+
+    workspace = Workspace(UI())  # type: ignore[arg-type]
+    folder = workspace.add_folder(tmp_path.as_uri())
+    assert folder is not None
+    await workspace.load_settings([folder])
+    release = folder.holds.hold()  # a held trigger: the pull waits for it
+
+    async def broken(*args: Any) -> None:
+        raise error
+
+    monkeypatch.setattr(folder_module, "settle", broken)
+    with caplog.at_level(logging.ERROR, "lsp_verify"):
+        await workspace.wait_for_pending(None)
+    lines = [r.getMessage() for r in caplog.records]
+    if logged:
+        (line,) = lines
+        assert line.startswith("waiting for a run failed: OSError: a bug while waiting")
+    else:
+        assert lines == []
+    release()
