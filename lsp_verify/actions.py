@@ -127,5 +127,11 @@ def location_arguments(args: Sequence[Any]) -> tuple[str, int, int] | None:
     return args[0], line, character
 
 
+UINTEGER_MAX = 2**31 - 1  # LSP's uinteger
+
+
 def _index(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    """A 0-based line or character as LSP allows it (a uinteger), else 0."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= UINTEGER_MAX:
+        return value
+    return 0

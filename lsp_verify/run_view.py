@@ -108,9 +108,12 @@ def write_run_view(record: Record, directory: Path) -> Path:
     prefix = f"last-run-{safe}-{digest}-"
     path = directory / f"{prefix}{stamp}.md"
     temporary = path.with_suffix(".md.tmp")
-    temporary.write_text(
-        record_markdown(record, directory), encoding="utf-8", errors="surrogateescape"
-    )
+    text = record_markdown(record, directory)
+    try:
+        data = text.encode("utf-8", "surrogateescape")  # a file name that is not UTF-8
+    except UnicodeEncodeError:  # a lone surrogate the client sent (in a setting, a URI)
+        data = text.encode("utf-8", "replace")
+    temporary.write_bytes(data)
     os.replace(temporary, path)
     for older in directory.glob(f"{prefix}*.md"):
         if older != path:

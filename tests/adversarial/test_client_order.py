@@ -314,30 +314,40 @@ def test_a_folder_uri_with_a_nul_or_a_bad_host_is_survived(raw: Start, project: 
 
 # ----- client mistakes are one line in the log, and errors carry no server paths -----
 
-MISTAKES: list[tuple[str, bytes]] = [
-    ("an unknown command", command(2, "verify.nothingLikeThis")),
-    ("a command name that is not a string", command(2, 42)),  # type: ignore[arg-type]
-    ("a location at line 1e20", command(2, "verify.showLocation", "file:///x", 10**20, 0)),
-    ("a cancel with a list id", frame({"method": "$/cancelRequest", "params": {"id": [1]}})),
-    ("a cancel with no params", frame({"method": "$/cancelRequest"})),
-    ("initialized again", frame({"method": "initialized", "params": {}})),
+# (what, the message, how its id 2 is answered: "result", "error", or None: not a request)
+MISTAKES: list[tuple[str, bytes, str | None]] = [
+    ("an unknown command", command(2, "verify.nothingLikeThis"), "error"),
+    ("a command name that is not a string", command(2, 42), "error"),  # type: ignore[arg-type]
+    (
+        "a location at line 1e20",
+        command(2, "verify.showLocation", "file:///x", 10**20, 0),
+        "result",
+    ),
+    ("a cancel with a list id", frame({"method": "$/cancelRequest", "params": {"id": [1]}}), None),
+    ("a cancel with no params", frame({"method": "$/cancelRequest"}), None),
+    ("initialized again", frame({"method": "initialized", "params": {}}), None),
+    ("the run view of a command with a lone surrogate", command(2, "verify.showRun"), "result"),
 ]
 
 
-@pytest.mark.parametrize(("what", "data"), MISTAKES, ids=[m[0] for m in MISTAKES])
+@pytest.mark.parametrize(("what", "data", "kind"), MISTAKES, ids=[m[0] for m in MISTAKES])
 def test_a_client_mistake_is_no_traceback(
-    raw: Start, project: Path, what: str, data: bytes
+    raw: Start, project: Path, what: str, data: bytes, kind: str | None
 ) -> None:
     server = raw()
     capabilities = {"window": {"showDocument": {"support": True}}}
+    options = {"command": "echo \ud800; exit 1", "confirm": "never"}
     server.send(
-        initialize(project, capabilities=capabilities)
+        initialize(project, options=options, capabilities=capabilities)
         + frame({"method": "initialized", "params": {}})
     )
     server.response(1)
+    server.send(command(9, "verify.runNow"))
+    assert server.response(9, timeout=20)["result"]["outcome"] == "failed"
     server.send(data + show_last_run(3))
-    if b'"id": 2' in data:
+    if kind is not None:
         reply = server.response(2, timeout=5)
+        assert kind in reply, reply
         assert "traceback" not in json.dumps(reply.get("error", {})), reply
     assert "result" in server.response(3, timeout=5)
     assert server.finish() == 0
