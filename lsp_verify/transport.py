@@ -78,6 +78,7 @@ class Transport:
         self.outgoing = Outgoing(self.send_raw, _unstructure(server))
         self.commands = Commands(self.send_raw, server.protocol.fm.commands.get)
         self._closed: asyncio.Future[int | None] | None = None
+        self._shutdown: asyncio.Task[None] | None = None
         self._unknown_documents: set[str] = set()  # changed but never opened: said once
 
     def dispatch(self, body: bytes | bytearray) -> bool:
@@ -178,7 +179,7 @@ class Transport:
                 return True
             if method == types.SHUTDOWN:
                 self.shutdown_requested = True
-                asyncio.get_running_loop().create_task(self._shut_down(rid))
+                self._shutdown = asyncio.get_running_loop().create_task(self._shut_down(rid))
                 return True
             if method == types.WORKSPACE_EXECUTE_COMMAND:
                 self.commands.start(rid, params)
@@ -390,6 +391,9 @@ class Transport:
             stopping.ignore_stop_signals(loop)
             stopping.force_exit_after(FORCE_EXIT_S, code or 0)
             loop.set_exception_handler(_quiet_when_cancelled)
+            if self._shutdown is not None:
+                # A signal right behind shutdown (Claude Code's order): shutdown is answered.
+                await bounded(self._shutdown, CLOSE_S, "answering shutdown")
             await bounded(self.handlers.close_all(), CLOSE_S, "stopping the runs")
             self.outgoing.stop()
             for task in list(self.commands._running.values()):

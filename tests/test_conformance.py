@@ -396,8 +396,8 @@ def test_a_push_client_without_related_information(project: Path, state: Path) -
 def test_claude_codes_capabilities_and_its_stop_order(project: Path, state: Path) -> None:
     """Claude Code declares push diagnostics with relatedInformation, no pull, no window
     capabilities, watched files without dynamic registration; it stops the server with
-    shutdown, SIGTERM, exit, SIGTERM, without waiting in between: status 0, no traceback, and
-    every message up to the end conformant."""
+    shutdown, SIGTERM, exit, SIGTERM: status 0, no traceback, and every message up to the end
+    conformant. (tests/test_stops.py sends the four without waiting for shutdown's answer.)"""
     caps = {
         "textDocument": {
             "synchronization": {"didSave": True},
@@ -412,7 +412,7 @@ def test_claude_codes_capabilities_and_its_stop_order(project: Path, state: Path
         rec.change(uri, 2, FILES["app/emoji.py"])
         run_and_wait(rec)
         pid = rec.server.proc.pid
-        rec.request("shutdown", None)
+        rec.response(rec.request("shutdown", None))
         os.kill(pid, signal.SIGTERM)
         with contextlib.suppress(BrokenPipeError):  # gone already
             rec.notify("exit", None)
