@@ -112,6 +112,11 @@ class Outgoing:
                 future.set_exception(Refused("the server is shutting down"))
 
 
+async def _call(handler: Handler, arguments: list[Any] | None) -> Any:
+    result = handler(*(arguments or []))
+    return (await result) if inspect.isawaitable(result) else result
+
+
 def _expire(future: asyncio.Future[Any], why: str) -> None:
     if not future.done():
         future.set_exception(Refused(why))
@@ -140,8 +145,11 @@ class Commands:
             log.warning("workspace/executeCommand (id %r): no command %r", rid, name[:200])
             self._error(rid, INVALID_PARAMS, f"no such command: {name[:200]!r}")
             return
-        task = asyncio.get_running_loop().create_task(self._run(rid, name, handler, arguments))
+        task = asyncio.get_running_loop().create_task(_call(handler, arguments))
         self._running[rid] = task
+        # Answered from the task's end, however it ends: a task cancelled before its first
+        # step never runs a line of its own.
+        task.add_done_callback(lambda done: self._answer(rid, name, done))
 
     def cancel(self, rid: object) -> bool:
         """$/cancelRequest: True when `rid` names a command running here."""
@@ -163,24 +171,22 @@ class Commands:
         if pending:
             await asyncio.wait(pending, timeout=grace)
 
-    async def _run(
-        self, rid: int | str, name: str, handler: Handler, arguments: list[Any] | None
-    ) -> None:
-        try:
-            result = handler(*(arguments or []))
-            if inspect.isawaitable(result):
-                result = await result
-        except asyncio.CancelledError:
+    def _answer(self, rid: int | str, name: str, task: asyncio.Task[Any]) -> None:
+        if self._running.get(rid) is task:
+            del self._running[rid]
+        if task.cancelled():
             self._error(rid, REQUEST_CANCELLED, f"{name} was cancelled")
             return
-        except Exception as exc:
+        exc = task.exception()
+        if exc is not None:
             log.error("%s failed: %s", name, one_line(exc))
             self._error(rid, INTERNAL_ERROR, f"{name} failed: {type(exc).__name__}")
             return
-        finally:
-            if self._running.get(rid) is asyncio.current_task():
-                del self._running[rid]
-        self._send({"jsonrpc": "2.0", "id": rid, "result": result})
+        try:
+            self._send({"jsonrpc": "2.0", "id": rid, "result": task.result()})
+        except (TypeError, ValueError) as error:  # a result that is not JSON: a bug of ours
+            log.error("%s answered with what is not JSON: %s", name, one_line(error))
+            self._error(rid, INTERNAL_ERROR, f"{name} failed: its result is not JSON")
 
     def _error(self, rid: int | str, code: int, message: str) -> None:
         self._send({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})

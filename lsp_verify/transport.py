@@ -79,6 +79,8 @@ class Transport:
         self.commands = Commands(self.send_raw, server.protocol.fm.commands.get)
         self._closed: asyncio.Future[int | None] | None = None
         self._shutdown: asyncio.Task[None] | None = None
+        self._said_not_json = False
+        self._pygls_requests: set[Any] = set()  # ids of the client's requests pygls runs
         self._unknown_documents: set[str] = set()  # changed but never opened: said once
 
     def dispatch(self, body: bytes | bytearray) -> bool:
@@ -114,7 +116,9 @@ class Transport:
                 message = json.loads(body)
         except (ValueError, RecursionError) as exc:
             log.error("a message from the client is not JSON: %s", exc)
-            self.server.report_server_error(exc, JsonRpcException)
+            if not self._said_not_json:  # shown once: a broken client would pop up one a message
+                self._said_not_json = True
+                self.server.report_server_error(exc, JsonRpcException)
             return False
         method = message.get("method") if isinstance(message, dict) else None
         if (
@@ -132,11 +136,13 @@ class Transport:
             not isinstance(message, dict)
             or message.get("jsonrpc") != "2.0"
             or not isinstance(method, (str, type(None)))
-            or not isinstance(message.get("id"), (str, int, type(None)))
+            or not _valid_id(message.get("id"))
         ):
             log.error("a message from the client is not JSON-RPC 2.0: ignored")
             if isinstance(message, dict) and "method" in message and "id" in message:
-                self._answer_error(message["id"], INVALID_REQUEST, "not a JSON-RPC 2.0 request")
+                # JSON-RPC: an id that cannot be read is answered as null.
+                rid = message["id"] if _valid_id(message["id"]) else None
+                self._answer_error(rid, INVALID_REQUEST, "not a JSON-RPC 2.0 request")
             return True
         if method is None:
             return self._response(message)
@@ -250,10 +256,14 @@ class Transport:
         return True
 
     def _to_pygls(self, message: dict[str, Any], method: str | None) -> bool:
+        if method is not None and "id" in message:
+            self._note_pygls_request(message["id"])
         try:
             self.server.protocol.handle_message(self.server.protocol.structure_message(message))
         except Exception as exc:
             log.error("%s from the client: %s", _describe(message), _why(exc))
+            if method == types.INITIALIZE:
+                self.initialize_seen = False  # not initialized: the client may try again
             if method is not None and "id" in message:
                 # A request pygls could not even read: answer it, or the client waits forever.
                 error = exc if isinstance(exc, JsonRpcException) else JsonRpcInternalError()
@@ -277,9 +287,18 @@ class Transport:
         await self._cancel_pygls_requests()
         self.send_raw({"jsonrpc": "2.0", "id": rid, "result": None})
 
+    def _note_pygls_request(self, rid: Any) -> None:
+        requests = self._pygls_requests
+        if len(requests) >= 256:  # forget those pygls has answered
+            futures = self.server.protocol._request_futures
+            requests.intersection_update(futures)
+        requests.add(rid)
+
     async def _cancel_pygls_requests(self) -> None:
-        """The client's requests pygls runs (pulls, code actions) that are still waiting."""
-        pending: list[Any] = list(self.server.protocol._request_futures.values())
+        """The client's requests pygls runs (pulls, code actions) that are still waiting; not
+        its notification handlers (pygls would raise their CancelledError in a callback)."""
+        futures = self.server.protocol._request_futures
+        pending: list[Any] = [futures.get(rid) for rid in self._pygls_requests]
         tasks: list[asyncio.Future[Any]] = [
             f for f in pending if isinstance(f, asyncio.Future) and not f.done()
         ]
@@ -454,6 +473,13 @@ def _unstructure(server: LanguageServer) -> Callable[[Any], Any]:
 _NOTIFICATIONS = frozenset(
     method for method, kinds in types.METHOD_TO_TYPES.items() if kinds[1] is None
 )
+
+
+def _valid_id(rid: object) -> bool:
+    """A JSON-RPC id: a string, an integer (not a boolean) or null."""
+    return (
+        rid is None or isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool))
+    )
 
 
 def _watched_changes(params: object) -> list[tuple[str, int]] | None:
