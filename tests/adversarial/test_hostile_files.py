@@ -1,0 +1,116 @@
+"""Files a hostile repository ships, made to be expensive to read (SPEC section 7: the
+repository is not the user): each is read at a bounded cost, never a frozen server.
+
+Each test puts the file in the folder, lets the server settle, then sends the event that
+makes the server read it (a watched change for the ignore rules, a save for
+`.lsp-verify.toml` and the manifests the planner reads), with a cheap request right behind.
+What the event costs is the server's CPU time (its keeper's included), which a loaded machine
+does not lengthen; the request must still be answered within a second. The settings keep
+the run cheap: the command is `true` (or a `pytest` that does nothing), confirm is never.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.raw_client import RawServer, frame, show_last_run
+
+CPU_BUDGET = 0.2  # seconds of server CPU for one event and the request behind it
+ANSWER_WITHIN = 1.0  # seconds, wall clock, for that request
+
+
+@pytest.fixture
+def serve(state: Path, tmp_path: Path) -> Iterator[Callable[..., RawServer]]:
+    """Start the server on a folder, its stderr kept; every server started is killed after."""
+    servers: list[RawServer] = []
+
+    def start(project: Path, **options: Any) -> RawServer:
+        server = RawServer(state, stderr=tmp_path / f"stderr-{len(servers)}.log")
+        servers.append(server)
+        settings = {"command": "true", "confirm": "never", **options}
+        server.started(project, options=settings)
+        server.send(show_last_run(2))
+        server.response(2)  # what `initialized` started is done
+        return server
+
+    yield start
+    for server in servers:
+        server.kill()
+
+
+def event_cost(server: RawServer, event: bytes) -> float:
+    """Send `event` and a request right behind it; the server CPU both cost, once the request
+    was answered within ANSWER_WITHIN and what the event started (a run) has ended."""
+    before = server.cpu_seconds()
+    start = time.monotonic()
+    server.send(event + show_last_run(90))
+    server.response(90, timeout=ANSWER_WITHIN + 5)  # past the bound: a hang guard only
+    answered = time.monotonic() - start
+    assert answered < ANSWER_WITHIN, f"answered after {answered:.2f} s"
+    time.sleep(0.5)  # a run of `true` ends
+    return server.cpu_seconds() - before
+
+
+def assert_cheap(server: RawServer, event: bytes) -> None:
+    spent = event_cost(server, event)
+    assert spent < CPU_BUDGET, f"{spent:.2f} s of server CPU for one event"
+    assert "Traceback" not in server.stderr_text(), server.stderr_text()[-3000:]
+
+
+def watched(*uris: str) -> bytes:
+    changes = [{"uri": uri, "type": 2} for uri in uris]
+    return frame({"method": "workspace/didChangeWatchedFiles", "params": {"changes": changes}})
+
+
+# --- .gitignore: read on a watched change ---------------------------------------------------
+
+
+@pytest.mark.parametrize("length", [36, 200])
+def test_a_backtracking_gitignore_pattern(
+    serve: Callable[..., RawServer], project: Path, length: int
+) -> None:
+    """pathspec's regular expression took 1.5 s of CPU for 36 a's and never ended for 200."""
+    (project / ".gitignore").write_text("a*a*a*a*a*a*a*a*a*a*b\n")
+    server = serve(project)
+    assert_cheap(server, watched((project / ("a" * length)).as_uri()))
+
+
+def _many_patterns(count: int) -> str:
+    shapes = ("*{0}*.tmp", "/build{0}/**", "**/gen{0}/*.py", "out{0}/", "x{0}?[ab]", "!k{0}")
+    return "".join(shapes[i % len(shapes)].format(i) + "\n" for i in range(count))
+
+
+def test_many_gitignore_patterns_and_a_deep_path(
+    serve: Callable[..., RawServer], project: Path
+) -> None:
+    """20 000 patterns and a change 200 directories down: 7.4 s when every level of every
+    path was matched against every pattern again."""
+    (project / ".gitignore").write_text(_many_patterns(20_000))
+    server = serve(project)
+    deep = project.joinpath(*(f"d{i}" for i in range(200)))
+    assert_cheap(server, watched((deep / "a.py").as_uri()))
+
+
+def test_a_gitignore_seen_again_through_a_symlink_loop(
+    serve: Callable[..., RawServer], project: Path
+) -> None:
+    """`loop -> .` shows the same .gitignore at every level: compiled again at each one,
+    4 000 patterns 40 levels down cost 7 s."""
+    (project / ".gitignore").write_text(_many_patterns(4_000))
+    (project / "loop").symlink_to(".")
+    server = serve(project)
+    deep = project.joinpath(*(["loop"] * 40))
+    assert_cheap(server, watched((deep / "a.py").as_uri()))
+
+
+def test_a_fifo_gitignore(serve: Callable[..., RawServer], project: Path) -> None:
+    """A FIFO where the .gitignore should be: opening it waited for a writer forever."""
+    os.mkfifo(project / ".gitignore")
+    server = serve(project)
+    assert_cheap(server, watched((project / "a.py").as_uri()))
