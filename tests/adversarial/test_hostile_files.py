@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.raw_client import RawServer, frame, show_last_run
+from tests.raw_client import RawServer, did_save, frame, show_last_run
 
 CPU_BUDGET = 0.2  # seconds of server CPU for one event and the request behind it
 ANSWER_WITHIN = 1.0  # seconds, wall clock, for that request
@@ -140,3 +140,22 @@ def test_nested_bad_framing(serve: Callable[..., RawServer], project: Path, size
     lines_before = server.stderr_text().count("\n")
     assert_cheap(server, _nested_frames(size))
     assert server.stderr_text().count("\n") - lines_before < 10
+
+
+# --- .lsp-verify.toml and the manifests: read on a save ------------------------------------
+
+
+def save(project: Path, name: str = "a.py") -> bytes:
+    (project / name).write_text("x = 1\n")
+    return did_save((project / name).as_uri())
+
+
+def test_a_project_file_of_many_unknown_keys(
+    serve: Callable[..., RawServer], project: Path
+) -> None:
+    """Each message scanned every line for its key: 12 000 keys cost 13.2 s, at
+    `initialized` and again on every change, and made a diagnostic each."""
+    server = serve(project)
+    keys = "".join(f"unknown{i} = {i}\n" for i in range(12_000))
+    (project / ".lsp-verify.toml").write_text(keys)
+    assert_cheap(server, save(project))
