@@ -11,6 +11,7 @@ the run cheap: the command is `true` (or a `pytest` that does nothing), confirm 
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -44,21 +45,36 @@ def serve(state: Path, tmp_path: Path) -> Iterator[Callable[..., RawServer]]:
         server.kill()
 
 
-def event_cost(server: RawServer, event: bytes) -> float:
+def last_run(server: RawServer, rid: int) -> object:
+    server.send(show_last_run(rid))
+    record = server.response(rid)["result"]
+    return record["startedAt"] if isinstance(record, dict) else None
+
+
+def event_cost(server: RawServer, event: bytes, runs: bool = True) -> float:
     """Send `event` and a request right behind it; the server CPU both cost, once the request
-    was answered within ANSWER_WITHIN and what the event started (a run) has ended."""
+    was answered within ANSWER_WITHIN and the run the event starts (`runs`) has ended."""
+    before_run = last_run(server, 80)
     before = server.cpu_seconds()
     start = time.monotonic()
     server.send(event + show_last_run(90))
     server.response(90, timeout=ANSWER_WITHIN + 5)  # past the bound: a hang guard only
     answered = time.monotonic() - start
     assert answered < ANSWER_WITHIN, f"answered after {answered:.2f} s"
-    time.sleep(0.5)  # a run of `true` ends
+    deadline = time.monotonic() + (60 if runs else 0.5)
+    rid = 100
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        rid += 1
+        if runs and last_run(server, rid) != before_run:
+            break
+    else:
+        assert not runs, "the event started no run"
     return server.cpu_seconds() - before
 
 
-def assert_cheap(server: RawServer, event: bytes) -> None:
-    spent = event_cost(server, event)
+def assert_cheap(server: RawServer, event: bytes, runs: bool = True) -> None:
+    spent = event_cost(server, event, runs)
     assert spent < CPU_BUDGET, f"{spent:.2f} s of server CPU for one event"
     assert "Traceback" not in server.stderr_text(), server.stderr_text()[-3000:]
 
@@ -138,7 +154,7 @@ def test_nested_bad_framing(serve: Callable[..., RawServer], project: Path, size
     a line in the log per level."""
     server = serve(project)
     lines_before = server.stderr_text().count("\n")
-    assert_cheap(server, _nested_frames(size))
+    assert_cheap(server, _nested_frames(size), runs=False)
     assert server.stderr_text().count("\n") - lines_before < 10
 
 
@@ -159,3 +175,51 @@ def test_a_project_file_of_many_unknown_keys(
     keys = "".join(f"unknown{i} = {i}\n" for i in range(12_000))
     (project / ".lsp-verify.toml").write_text(keys)
     assert_cheap(server, save(project))
+
+
+def _distinct(line: str, size: int) -> str:
+    """Lines from a template with a counter (no key, table or section twice), `size` bytes."""
+    lines: list[str] = []
+    length = 0
+    while length < size:
+        lines.append(line.format(len(lines)))
+        length += len(lines[-1])
+    return "".join(lines)
+
+
+# (file, content, today's cost): a save makes the planner read them all (autoDetect).
+MANIFESTS = [
+    ("setup.cfg", "[x]\nfirst bad line\n" + f"{'bad ' * 12}\n" * 19_000, "1.8 s"),
+    ("tox.ini", _distinct("[s{}]\n", 1_000_000), "1.4 s"),
+    ("pytest.ini", "[pytest]\na" + " " * 30_000 + "b\n", "6 s"),
+    ("pyproject.toml", _distinct("[t{}]\n", 1_000_000), "0.6 s"),
+    ("pyproject.toml", "a" + ".a" * 20_000 + " = 1\n", "3.6 s"),
+    ("Cargo.toml", "[[bin]]\n" * 120_000, "0.35 s"),
+    ("package.json", json.dumps({"scripts": {f"test{i}": "x" for i in range(40_000)}}), "-"),
+    ("Makefile", "a:\n" * 340_000, "0.45 s"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "today"), MANIFESTS, ids=[f"{m[0]}-{m[1][:8]!r}" for m in MANIFESTS]
+)
+def test_a_hostile_manifest_read_on_a_save(
+    serve: Callable[..., RawServer], project: Path, name: str, content: str, today: str
+) -> None:
+    server = serve(project)
+    (project / name).write_text(content)
+    assert_cheap(server, save(project))
+
+
+def test_a_hostile_setup_cfg_read_as_pytest_reads_it(
+    serve: Callable[..., RawServer], project: Path
+) -> None:
+    """A pytest command makes the run read pytest's own configuration (failed first, the
+    quick phase) as well as the planner: both read setup.cfg."""
+    (project / "pytest").write_text("#!/bin/sh\nexit 0\n")
+    (project / "pytest").chmod(0o755)
+    server = serve(project, command="./pytest")
+    (project / "setup.cfg").write_text(
+        "[tool:pytest]\naddopts = -q\n" + f"{'bad ' * 12}\n" * 19_000
+    )
+    assert_cheap(server, save(project, "test_a.py"))
