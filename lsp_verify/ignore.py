@@ -56,6 +56,9 @@ NEVER_TRIGGERS = frozenset(
 )
 MAX_IGNORE_FILE = 1024 * 1024  # a bigger .gitignore is not read: it counts as empty
 _MAX_CACHED = 4096  # ignore files, and directories, kept; past that, start over
+# The matcher states kept with the directories: a bit per pattern token each, so a huge
+# ignore file makes them big. Past this many bytes in all, the directories start over.
+_MAX_STATE_BYTES = 32 * 1024 * 1024
 
 
 def never_triggers_dir(rel: str) -> bool:
@@ -126,6 +129,7 @@ class IgnoreRules:
         self.root = root
         self._compiled: dict[tuple[int, ...], PatternFile | None] = {}
         self._chains: dict[str, Chain] = {}
+        self._state_bytes = 0  # of the states the kept directories hold
         self._warned: set[tuple[int, ...]] = set()
 
     def ignored(self, rel: str) -> bool:
@@ -178,6 +182,7 @@ class IgnoreRules:
         base = Chain(None, b"", exclude_stat)
         root = Chain(base, b"", stat, tuple(levels), tuple(None for _ in levels))
         self._chains = {"": root}
+        self._state_bytes = 0
         return root
 
     def _child(self, parent: Chain, key: str, part: str, stat: tuple[int, ...] | None) -> Chain:
@@ -196,8 +201,11 @@ class IgnoreRules:
                 levels += (_Level(own, len(path) + 1),)
                 states += (None,)
             child = Chain(parent, path, stat, levels, states)
-        if len(self._chains) >= _MAX_CACHED:
+        size = sum(s.bit_length() for state in child.states if state for s in state) // 8
+        self._state_bytes += size
+        if len(self._chains) >= _MAX_CACHED or self._state_bytes > _MAX_STATE_BYTES:
             self._chains = {"": self._chains[""]}
+            self._state_bytes = size
         self._chains[key] = child
         return child
 

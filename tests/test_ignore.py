@@ -225,3 +225,17 @@ def test_a_file_too_complex_counts_as_empty_and_says_so(
     assert _cpu(lambda: rules.ignored("a.log")) < 0.25
     assert not rules.ignored("a.log")
     assert "it counts as empty" in caplog.text
+
+
+def test_the_states_kept_with_directories_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A state holds a bit per pattern token: 1 MiB of `**/` patterns kept with thousands of
+    directories would be hundreds of MB."""
+    monkeypatch.setattr(ignore, "_MAX_STATE_BYTES", 50_000)
+    (tmp_path / ".gitignore").write_text("".join(f"**/x/**/y{i}/z\n" for i in range(2000)))
+    rules = IgnoreRules(str(tmp_path))
+    for k in range(300):
+        assert rules.ignored(f"x/d{k}/y7/z")
+        assert not rules.ignored(f"x/d{k}/y7/w")
+    assert len(rules._chains) < 100
