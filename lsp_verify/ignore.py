@@ -56,6 +56,9 @@ NEVER_TRIGGERS = frozenset(
 )
 MAX_IGNORE_FILE = 1024 * 1024  # a bigger .gitignore is not read: it counts as empty
 _MAX_CACHED = 4096  # ignore files, and directories, kept; past that, start over
+# The ignore files that apply in one directory, in all: past that, a deeper one counts as
+# empty (each compile costs about 0.1 s a MiB; a path must not cost a compile per level).
+_MAX_CHAIN_BYTES = 2 * MAX_IGNORE_FILE
 # The matcher states kept with the directories: a bit per pattern token each, so a huge
 # ignore file makes them big. Past this many bytes in all, the directories start over.
 _MAX_STATE_BYTES = 32 * 1024 * 1024
@@ -88,7 +91,7 @@ class Chain:
     """A directory, with the ignore files that apply inside it (deepest last) and each one's
     path-matcher state after reading this directory's path from that file's directory."""
 
-    __slots__ = ("ignored", "levels", "parent", "path", "stat", "states")
+    __slots__ = ("files", "ignored", "levels", "parent", "path", "stat", "states")
 
     def __init__(
         self,
@@ -105,6 +108,7 @@ class Chain:
         self.levels = levels
         self.states = states
         self.ignored = ignored  # the directory itself: nothing below it can be re-included
+        self.files: dict[tuple[int, ...], int] = {}  # the ignore files read (stat: bytes)
 
     def ignores(self, name: str, is_dir: bool = False) -> bool:
         """Is the entry `name` of this directory ignored by the ignore files?"""
@@ -181,6 +185,7 @@ class IgnoreRules:
                 levels.append(_Level(compiled, 0))
         base = Chain(None, b"", exclude_stat)
         root = Chain(base, b"", stat, tuple(levels), tuple(None for _ in levels))
+        root.files = {s: s[2] for s in (exclude_stat, stat) if s is not None}
         self._chains = {"": root}
         self._state_bytes = 0
         return root
@@ -196,11 +201,12 @@ class IgnoreRules:
             states: tuple[_State, ...] = tuple(
                 level.file.path_state(after, b"/") for level, after in zip(levels, afters)
             )
-            own = self._compile(os.path.join(self.root, key, ".gitignore"), stat)
+            own, files = self._own_file(parent, key, stat)
             if own is not None:
                 levels += (_Level(own, len(path) + 1),)
                 states += (None,)
             child = Chain(parent, path, stat, levels, states)
+            child.files = files
         size = sum(s.bit_length() for state in child.states if state for s in state) // 8
         self._state_bytes += size
         if len(self._chains) >= _MAX_CACHED or self._state_bytes > _MAX_STATE_BYTES:
@@ -208,6 +214,24 @@ class IgnoreRules:
             self._state_bytes = size
         self._chains[key] = child
         return child
+
+    def _own_file(
+        self, parent: Chain, key: str, stat: tuple[int, ...] | None
+    ) -> tuple[PatternFile | None, dict[tuple[int, ...], int]]:
+        """The ignore file of the directory `key`, compiled, unless with the distinct files
+        above it (a symlinked one counts once) it is past _MAX_CHAIN_BYTES; the files read."""
+        path = os.path.join(self.root, key, ".gitignore")
+        files = parent.files
+        if stat is None or stat in files:
+            return self._compile(path, stat), files
+        if sum(files.values()) + stat[2] > _MAX_CHAIN_BYTES:
+            self._warn(
+                stat,
+                f"{path} is not read: with the ignore files above it, over "
+                f"{_MAX_CHAIN_BYTES >> 20} MiB; it counts as empty",
+            )
+            return None, files
+        return self._compile(path, stat), {**files, stat: stat[2]}
 
     def _compile(self, path: str, stat: tuple[int, ...] | None) -> PatternFile | None:
         """The ignore file at `path`, compiled once per content: by its stat, which names the

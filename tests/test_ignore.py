@@ -239,3 +239,22 @@ def test_the_states_kept_with_directories_are_bounded(
         assert rules.ignored(f"x/d{k}/y7/z")
         assert not rules.ignored(f"x/d{k}/y7/w")
     assert len(rules._chains) < 100
+
+
+def test_big_ignore_files_on_one_path_are_bounded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each level's own big file compiled on the way down: 0.1 s a MiB, for every level."""
+    deep = tmp_path
+    for level in range(4):
+        deep = deep / f"d{level}"
+        deep.mkdir()
+        patterns = "".join(f"p{level}x{i}\n" for i in range(90_000))  # 800 kB each
+        (deep / ".gitignore").write_text(patterns + f"*.l{level}\n")
+    rules = IgnoreRules(str(tmp_path))
+    rel = "d0/d1/d2/d3"
+    assert _cpu(lambda: rules.ignored(f"{rel}/a.py")) < 0.5
+    assert rules.ignored(f"{rel}/a.l0")
+    assert rules.ignored(f"{rel}/a.l1")
+    assert not rules.ignored(f"{rel}/a.l2")  # past 2 MiB along the path: not read
+    assert "it counts as empty" in caplog.text
