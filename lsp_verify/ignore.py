@@ -59,6 +59,9 @@ _MAX_CACHED = 4096  # ignore files, and directories, kept; past that, start over
 # The ignore files that apply in one directory, in all: past that, a deeper one counts as
 # empty (each compile costs about 0.1 s a MiB; a path must not cost a compile per level).
 _MAX_CHAIN_BYTES = 2 * MAX_IGNORE_FILE
+# Ignore files kept compiled, in bytes of their text (compiled, one takes up to about 40
+# times that): past that, start over.
+_MAX_COMPILED_BYTES = 8 * MAX_IGNORE_FILE
 # The matcher states kept with the directories: a bit per pattern token each, so a huge
 # ignore file makes them big. Past this many bytes in all, the directories start over.
 _MAX_STATE_BYTES = 32 * 1024 * 1024
@@ -132,6 +135,7 @@ class IgnoreRules:
     def __init__(self, root: str) -> None:
         self.root = root
         self._compiled: dict[tuple[int, ...], PatternFile | None] = {}
+        self._compiled_bytes = 0  # of the files compiled and kept
         self._chains: dict[str, Chain] = {}
         self._state_bytes = 0  # of the states the kept directories hold
         self._warned: set[tuple[int, ...]] = set()
@@ -250,9 +254,11 @@ class IgnoreRules:
             self._warn(stat, f"{path} has {exc}: it counts as empty")
         if compiled is not None and not compiled.count:
             compiled = None
-        if len(self._compiled) >= _MAX_CACHED:
-            self._compiled.clear()
+        if len(self._compiled) >= _MAX_CACHED or self._compiled_bytes > _MAX_COMPILED_BYTES:
+            self._compiled.clear()  # the chains keep what they use
+            self._compiled_bytes = 0
         self._compiled[stat] = compiled
+        self._compiled_bytes += stat[2]
         return compiled
 
     def _warn(self, stat: tuple[int, ...], text: str) -> None:

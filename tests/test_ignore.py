@@ -258,3 +258,16 @@ def test_big_ignore_files_on_one_path_are_bounded(
     assert rules.ignored(f"{rel}/a.l1")
     assert not rules.ignored(f"{rel}/a.l2")  # past 2 MiB along the path: not read
     assert "it counts as empty" in caplog.text
+
+
+def test_the_files_kept_compiled_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ignore, "_MAX_COMPILED_BYTES", 2_000)
+    for k in range(20):
+        (tmp_path / f"d{k}").mkdir()
+        (tmp_path / f"d{k}" / ".gitignore").write_text(f"x{k}*\n" * 100 + f"*.k{k}\n")
+    rules = IgnoreRules(str(tmp_path))
+    for k in range(20):
+        assert rules.ignored(f"d{k}/a.k{k}")
+    assert len(rules._compiled) < 20
