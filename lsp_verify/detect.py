@@ -10,20 +10,29 @@ project's own sources and turns the first match into a Plan.
 
 from __future__ import annotations
 
-import configparser
 import json
+import logging
 import os
-import re
 import shutil
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Union
 
-from lsp_verify.project_file import describe_os_error, read_limited, toml_error, toml_module
+from lsp_verify.ini import IniError, read_ini
+from lsp_verify.makefile import rule_targets
+from lsp_verify.project_file import (
+    TooCostly,
+    describe_os_error,
+    parse_toml,
+    read_limited,
+    toml_error,
+    toml_module,
+)
 from lsp_verify.settings import show
 
 tomllib = toml_module()
+log = logging.getLogger("lsp_verify")
 
 
 RUNNERS = ("pytest", "tox", "npm", "cargo", "make")
@@ -99,7 +108,7 @@ class Root:
         return self._parsed[key]
 
     def toml(self, name: str) -> tuple[dict[str, object] | None, str]:
-        value, why = self._parse(name, "TOML", tomllib.loads)
+        value, why = self._parse(name, "TOML", parse_toml)
         if isinstance(value, dict):
             return value, ""
         return None, why or f"{name} is not a TOML table"
@@ -127,22 +136,43 @@ class Root:
 def _guarded(
     name: str, kind: str, parse: Callable[[str], object], text: str
 ) -> tuple[object, str | None]:
-    # Parsers meet arbitrary user bytes here; whatever they raise is the user's file being
-    # wrong, and must become a reason rather than stop the planner.
+    # Parsers meet arbitrary user bytes here. What they raise for a bad file (a ValueError,
+    # a RecursionError) is the user's file being wrong, and becomes a reason; anything else
+    # is a bug of ours, logged with its traceback and said to be one.
     try:
         return parse(text), None
+    except TooCostly as exc:
+        return None, f"{name} is not read: {exc}"
     except tomllib.TOMLDecodeError as exc:
         message, line = toml_error(exc)
         where = f" at line {line}" if line is not None else ""
         return None, f"{name} is not valid TOML{where}: {message}"
-    except configparser.Error as exc:
-        return None, f"{name} is not valid INI: {_ini_error(exc)}"
+    except IniError as exc:
+        return None, f"{name} is not valid INI: {exc}"
     except json.JSONDecodeError as exc:
         return None, f"{name} is not valid JSON at line {exc.lineno}: {exc.msg}"
     except RecursionError:
         return None, f"{name} is not valid {kind}: nested too deeply"
-    except Exception as exc:
+    except ValueError as exc:  # e.g. an integer past Python's digit limit
         return None, f"{name} is not valid {kind}: {exc}"
+    except Exception as exc:
+        _log_internal_error(name, kind, exc)
+        return None, (
+            f"{name} could not be read: an internal error of lsp-verify ({type(exc).__name__}), "
+            "not a problem with the file; the server log has the details"
+        )
+
+
+_logged: set[tuple[str, str, str]] = set()
+
+
+def _log_internal_error(name: str, kind: str, exc: Exception) -> None:
+    """A bug of ours, in the log with its traceback once (every plan reads the file again)."""
+    key = (name, kind, f"{type(exc).__name__}: {exc}"[:200])
+    if key in _logged or len(_logged) >= 100:
+        return
+    _logged.add(key)
+    log.error("reading %s as %s failed: a bug in lsp-verify", name, kind, exc_info=exc)
 
 
 def _json_loads(text: str) -> object:
@@ -151,22 +181,8 @@ def _json_loads(text: str) -> object:
 
 
 def _ini_sections(text: str) -> frozenset[str]:
-    # strict=True: setuptools and tox reject duplicate sections and options, as pytest does.
-    parser = configparser.ConfigParser(interpolation=None, strict=True)
-    parser.read_string(text)
-    return frozenset(parser.sections())
-
-
-def _ini_error(exc: configparser.Error) -> str:
-    if isinstance(exc, configparser.MissingSectionHeaderError):
-        return f"line {exc.lineno}: text before the first [section] header"
-    if isinstance(exc, configparser.ParsingError) and exc.errors:
-        lineno, line = exc.errors[0]
-        return f"line {lineno}: cannot parse {line.replace(chr(92) + 'n', '')}"
-    text = re.sub(r"While reading from '[^']*' \[line\s+(\d+)\]", r"line \1", str(exc))
-    text = re.sub(r"Source contains parsing errors: '[^']*'\s*", "", text)
-    text = re.sub(r"\[line\s+(\d+)\]", r"line \1", text)
-    return " ".join(text.split())
+    # strict: setuptools and tox reject duplicate sections and options, as pytest does.
+    return frozenset(read_ini(text, strict=True).sections)
 
 
 # --- the five detector rules --------------------------------------------------------------
@@ -297,7 +313,10 @@ def rule_npm(root: Root) -> RuleResult:
     test = scripts.get("test")
     if test is None:
         others = sorted(k for k in scripts if isinstance(k, str) and k.startswith("test"))
-        also = f" ({', '.join(others)} alone does not count)" if others else ""
+        named = ", ".join(k if len(k) <= 40 else k[:37] + "..." for k in others[:5])
+        if len(others) > 5:
+            named += f" and {len(others) - 5} more"
+        also = f" ({named} alone does not count)" if others else ""
         return f"{name} has no scripts.test{also}"
     if not isinstance(test, str):
         return f"{name}: scripts.test is not a string (got {show(test)})"
@@ -370,78 +389,3 @@ RULES: tuple[tuple[str, Callable[[Root], RuleResult]], ...] = (
     ("cargo", rule_cargo),
     ("make", rule_make),
 )
-
-# `NAME op value` at the start of a (target-specific) variable assignment.
-_ASSIGNMENT = re.compile(
-    r"^\s*(?:(?:export|override|private|unexport)\s+)*[^\s:#=]+\s*(?::::=|::=|:=|\?=|\+=|!=|=)"
-)
-_DEFINE = re.compile(r"^(?:(?:export|override|private)\s+)*define(?:\s|$)")
-
-
-def _logical_lines(text: str) -> list[str]:
-    """Physical lines joined where make joins them: at a backslash-newline."""
-    lines: list[str] = []
-    pending = ""
-    # make splits on newlines only; str.splitlines would also split on form feeds and such.
-    for raw in text.replace("\r\n", "\n").split("\n"):
-        stripped = raw.rstrip("\\")
-        if (len(raw) - len(stripped)) % 2 == 1:
-            pending += raw[:-1] + " "
-            continue
-        lines.append(pending + raw)
-        pending = ""
-    if pending:
-        lines.append(pending)
-    return lines
-
-
-def _strip_comment(line: str) -> str:
-    index = 0
-    while True:
-        index = line.find("#", index)
-        if index < 0:
-            return line
-        if index == 0 or line[index - 1] != "\\":
-            return line[:index]
-        index += 1
-
-
-def has_test_rule(text: str) -> bool:
-    """True when a rule line at column 0 lists `test` among its targets."""
-    return "test" in rule_targets(text)
-
-
-def rule_targets(text: str) -> set[str]:
-    """The targets of the rule lines at column 0.
-
-    Recipe lines (a tab first), indented lines, `define` bodies, variable assignments
-    (`test := x`, `test ?= x`) and target-specific variables (`test: X = 1`) do not count.
-    """
-    found: set[str] = set()
-    define_depth = 0
-    for line in _logical_lines(text):
-        if define_depth:
-            body = _strip_comment(line).strip()
-            if body == "endef" or body.startswith("endef "):
-                define_depth -= 1
-            elif _DEFINE.match(body):
-                define_depth += 1
-            continue
-        if not line or line[0] in " \t":
-            continue
-        line = _strip_comment(line)
-        if _DEFINE.match(line):
-            define_depth += 1
-            continue
-        colon = line.find(":")
-        equals = line.find("=")
-        if colon < 0 or (0 <= equals < colon):
-            continue  # no rule separator, or `NAME = value` / `NAME ?= value`
-        if _ASSIGNMENT.match(line):
-            continue  # `NAME := value`, `NAME ::= value`
-        targets = line[:colon].rstrip("&")
-        rest = line[colon + 1 :].lstrip(":")
-        if _ASSIGNMENT.match(rest):
-            continue  # `target: VAR = value` sets a variable, it makes no rule
-        found.update(targets.split())
-    return found

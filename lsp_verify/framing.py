@@ -33,9 +33,13 @@ class Framing(asyncio.Protocol):
     loop's own callback: no reader task to wake, so a save reaches `dispatch` a loop turn
     sooner than through a stream reader.
 
-    A client that lies is survived. A body over MAX_BODY is dropped as it streams in, never
-    held. Headers without a valid Content-Length, and a body that is not JSON (its length
-    was wrong), make the reader look for the next `Content-Length:` and go on from there."""
+    A client that lies is survived, at a cost linear in what it sends. A body over MAX_BODY
+    is dropped as it streams in, never held. Headers without a valid Content-Length, and a
+    body that is not JSON (its length was wrong), make the reader look for the next
+    `Content-Length:` and go on from there: from just inside a bad body, since a length too
+    long swallows the start of the next message; but only once for any byte, so a body made
+    of headers holding headers costs two parses, not one per level. One resynchronisation
+    is one line in the log when it starts and one, with its counts, when it ends."""
 
     MAX_HEADER = 64 * 1024
     MAX_BODY = 16 * 1024 * 1024  # README, Limits
@@ -43,10 +47,14 @@ class Framing(asyncio.Protocol):
     def __init__(self, reader: Reader, closed: asyncio.Future[int | None]) -> None:
         self.reader = reader
         self.closed = closed  # the exit code `exit` asked for, or None at the end of input
-        self._buffer = bytearray()
+        self._buffer = bytearray()  # what came and is not yet read; front deletions are O(1)
         self._length: int | None = None  # of the body being read, once its headers are in
         self._discard = 0  # bytes of an oversize body still to drop
         self._resync = False  # after bad framing: looking for the next header
+        self._seen = 0  # bytes at the front already read as part of a body that was not JSON
+        self._handed = False  # the last body was the buffer itself
+        self._bad = 0  # bad frames in this resynchronisation
+        self._skipped = 0  # bytes dropped in it
 
     def data_received(self, data: bytes) -> None:
         if self._discard:  # the rest of an oversize body: dropped without a copy
@@ -59,28 +67,52 @@ class Framing(asyncio.Protocol):
             body = self._next_body()
             if body is None:
                 return
+            seen = self._seen  # the body starts among bytes already looked through
             try:
                 parsed = self.reader.dispatch(body)
             except SystemExit as exc:  # `exit`: see transport.Transport.dispatch
                 code = exc.code
                 self.closed.set_result(code if isinstance(code, int) else 0 if code is None else 1)
                 return
-            if parsed is False:
-                # Not JSON: the Content-Length was wrong. Too long, and the body swallowed
-                # the start of the next message: look for its header from there.
-                self._buffer[:0] = memoryview(body)[1:]
-                self._resync = True
+            if parsed is not False:
+                if not self._handed:
+                    self._consume(len(body))
+                self._resynced()
+                continue
+            # Not JSON: the Content-Length was wrong. Too long, and the body swallowed the
+            # start of the next message: look for its header from just inside the body, left
+            # in the buffer for that. A body that starts among bytes already looked through
+            # so is passed over whole: each byte is looked through once.
+            self._problem("a body that is not JSON")
+            if self._handed:
+                self._buffer = body  # back in front of what came after it (nothing yet)
+            if seen:
+                self._consume(len(body))
+                self._skipped += len(body)
+            else:
+                self._consume(1)
+                self._skipped += 1
+                self._seen = len(body) - 1
+            self._resync = True
 
     def eof_received(self) -> bool | None:
         if not self.closed.done():
+            self._resynced()
             self.closed.set_result(None)
         return None
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.eof_received()
 
+    def _consume(self, count: int) -> None:
+        del self._buffer[:count]
+        self._seen = max(0, self._seen - count)
+
     def _next_body(self) -> bytearray | None:
+        """The next whole body, still at the front of the buffer (the caller consumes it),
+        or the buffer itself when it holds that body and nothing else (`_handed`)."""
         buffer = self._buffer
+        self._handed = False
         while self._length is None:
             if self._discard or self._resync:
                 if not self._catch_up():
@@ -90,19 +122,17 @@ class Framing(asyncio.Protocol):
             if end < 0:
                 if len(buffer) <= self.MAX_HEADER:
                     return None
-                log.error("no end of headers in %d bytes from the client: skipped", len(buffer))
+                self._problem(f"no end of headers in {len(buffer)} bytes")
                 self._skip_to_next_header()
                 continue
             length = _content_length(bytes(buffer[:end]))
             if length is None:
-                log.error(
-                    "headers from the client without a valid Content-Length: skipped to the "
-                    "next header (%r)",
-                    bytes(buffer[: min(end, 80)]),
+                self._problem(
+                    f"headers without a valid Content-Length ({bytes(buffer[: min(end, 80)])!r})"
                 )
                 self._skip_to_next_header()
                 continue
-            del buffer[: end + 4]
+            self._consume(end + 4)
             if length > self.MAX_BODY:
                 log.error(
                     "a message of %d bytes from the client is over the limit of %d MiB: "
@@ -117,12 +147,13 @@ class Framing(asyncio.Protocol):
         if len(buffer) < expected:
             return None
         self._length = None
-        if len(buffer) == expected:  # the usual case: hand the buffer over, no copy
+        if len(buffer) == expected and not self._seen:
+            # The usual case: hand the buffer over, no copy. A new one takes its place, so
+            # consuming the body costs nothing; a body that is not JSON is passed over whole.
             self._buffer = bytearray()
+            self._handed = True
             return buffer
-        body = buffer[:expected]
-        del buffer[:expected]
-        return body
+        return buffer[:expected]
 
     def _catch_up(self) -> bool:
         """Drop what is left of an oversize body, then, after bad framing, what comes before
@@ -130,7 +161,7 @@ class Framing(asyncio.Protocol):
         buffer = self._buffer
         if self._discard:
             dropped = min(self._discard, len(buffer))
-            del buffer[:dropped]
+            self._consume(dropped)
             self._discard -= dropped
             if self._discard:
                 return False
@@ -138,15 +169,34 @@ class Framing(asyncio.Protocol):
             found = _HEADER_START.search(buffer)
             if found is None:
                 # Keep what could be the start of a header cut by the read.
-                del buffer[: max(0, len(buffer) - _RESYNC_KEEP)]
+                dropped = max(0, len(buffer) - _RESYNC_KEEP)
+                self._consume(dropped)
+                self._skipped += dropped
                 return False
-            del buffer[: found.start()]
+            self._consume(found.start())
+            self._skipped += found.start()
             self._resync = False
         return True
 
     def _skip_to_next_header(self) -> None:
-        del self._buffer[:1]  # past the start of the bad header, then look for the next
+        self._consume(1)  # past the start of the bad header, then look for the next
+        self._skipped += 1
         self._resync = True
+
+    def _problem(self, what: str) -> None:
+        """Bad framing: the first of a resynchronisation is logged, the rest counted."""
+        self._bad += 1
+        if self._bad == 1:
+            log.error("bad framing from the client, %s: looking for the next header", what)
+
+    def _resynced(self) -> None:
+        if self._bad > 1 or self._skipped:
+            log.error(
+                "reading the client's messages again after %d bad frame(s), %d byte(s) skipped",
+                self._bad,
+                self._skipped,
+            )
+        self._bad = self._skipped = 0
 
 
 # The start of a header; a bad frame is skipped up to the next one.

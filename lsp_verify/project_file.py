@@ -104,14 +104,72 @@ def toml_error(exc: tomllib.TOMLDecodeError) -> tuple[str, int | None]:
     return text, line
 
 
-def _key_line(lines: list[str], key: str) -> int | None:
-    """The 1-based line where a top-level key or table named `key` is written, if findable."""
-    quoted = re.escape(key)
-    pattern = re.compile(rf"""^\s*(?:\[\[?\s*)?(?:{quoted}|"{quoted}"|'{quoted}')\s*(?:[=.\]])""")
-    for number, text in enumerate(lines, start=1):
-        if pattern.match(text):
-            return number
-    return None
+# The first key of a line, bare or quoted, as a key/value or a [table] header starts it.
+_FIRST_KEY = re.compile(
+    r"""[ \t]*(?:\[\[?[ \t]*)?(?:([A-Za-z0-9_-]+)|"([^"\\\n]*)"|'([^'\n]*)')[ \t]*[=.\]]"""
+)
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """The 1-based line where each top-level key or table is first written, in one pass."""
+    lines: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        found = _FIRST_KEY.match(line)
+        if found is not None:
+            lines.setdefault(found.group(found.lastindex or 1), number)
+    return lines
+
+
+# What parsing TOML costs: tomllib is pure Python, about 3 us for each key, value or table
+# (an `=`, `,`, `.` or a line that starts with `[`), less for a line, a backslash or a byte
+# of a string; and a dotted key costs the square of its parts. (Brackets nested deep cost
+# little: the parse gives up at Python's recursion limit.) A file past the budget (about
+# 0.15 s here) or with a key of more parts than MAX_KEY_PARTS is not parsed: a repository's
+# file read on every save must not cost more than a save may (SPEC section 7). Real files
+# use a few percent of it.
+TOML_BUDGET = 1_500_000
+MAX_KEY_PARTS = 64
+# A key starts a line (or a [table] header), or follows `{` or `,` in an inline table: from
+# each such place the key is read once, so the search is linear.
+_PART = r"""(?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*')"""
+_DEEP_KEY = re.compile(
+    r"(?:^|(?<=[{,]))[ \t]*(?:\[\[?[ \t]*)?"
+    + _PART
+    + r"(?:[ \t]*\.[ \t]*"
+    + _PART
+    + r"){"
+    + str(MAX_KEY_PARTS)
+    + "}",
+    re.MULTILINE,
+)
+
+
+_TABLE = re.compile(r"^[ \t]*\[", re.MULTILINE)
+
+
+class TooCostly(ValueError):
+    """A file a save must not parse: what would make it cost too much."""
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """tomllib.loads, with its cost bounded first (TooCostly)."""
+    items = sum(text.count(c) for c in "=,.") + len(_TABLE.findall(text))
+    lines = text.count("\n")
+    cost = 30 * items + 5 * lines + 3 * text.count("\\") + 2 * len(text)
+    if cost > TOML_BUDGET:
+        raise TooCostly(
+            f"it would take too long to parse on a save ({items} keys, values and tables "
+            f"in {lines} lines and {len(text)} characters)"
+        )
+    deep = _DEEP_KEY.search(text) if text.count(".") >= MAX_KEY_PARTS else None
+    if deep is not None:
+        line = text.count("\n", 0, deep.start()) + 1
+        raise TooCostly(f"a key of more than {MAX_KEY_PARTS} dotted parts at line {line}")
+    document: dict[str, Any] = toml_module().loads(text)
+    return document
+
+
+MAX_MESSAGES = 20  # about keys other than `command`; then one message counts the rest
 
 
 def load_project_file(folder: str) -> ProjectFile | None:
@@ -137,7 +195,9 @@ def load_project_file(folder: str) -> ProjectFile | None:
         return _broken(path, data, f"is not UTF-8 (invalid byte at offset {exc.start})", None)
     toml = toml_module()
     try:
-        document = toml.loads(text)
+        document = parse_toml(text)
+    except TooCostly as exc:
+        return _broken(path, data, f"is not read: {exc}", None)
     except toml.TOMLDecodeError as exc:
         problem, line = toml_error(exc)
         return _broken(path, data, f"is not valid TOML: {problem}", line)
@@ -145,12 +205,12 @@ def load_project_file(folder: str) -> ProjectFile | None:
         return _broken(path, data, "is not valid TOML: nested too deeply", None)
     except ValueError as exc:  # e.g. an integer past Python's digit limit
         return _broken(path, data, f"is not valid TOML: {exc}", None)
-    parsed = parse_settings(document, origin=PROJECT_FILE)
-    lines = text.splitlines()
+    parsed = parse_settings(document, origin=PROJECT_FILE, limit=MAX_MESSAGES)
+    lines = _key_lines(text) if parsed.messages else {}
     messages: list[SettingsMessage] = []
     for message in parsed.messages:
         if message.key is not None:
-            line = _key_line(lines, message.key)
+            line = lines.get(message.key)
             text_ = message.text
             if message.key == "verify" and isinstance(document.get("verify"), dict):
                 text_ += "; the keys belong at the top level of the file, without [verify]"

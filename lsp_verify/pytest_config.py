@@ -10,13 +10,13 @@ parsed is a reason, never an exception: the caller then leaves the run as it is.
 
 from __future__ import annotations
 
-import configparser
 import json
 import os
 import shlex
 from dataclasses import dataclass
 
-from lsp_verify.project_file import describe_os_error, read_limited, toml_module
+from lsp_verify.ini import read_ini
+from lsp_verify.project_file import describe_os_error, parse_toml, read_limited, toml_module
 
 tomllib = toml_module()
 
@@ -99,7 +99,7 @@ def _read(path: str, section: str | None) -> PytestConfig | None:
         text = data.decode("utf-8")
         toml = path.endswith(".toml")
         values = _toml_values(text) if toml else _ini_values(text, section)
-    except (UnicodeDecodeError, ValueError, configparser.Error, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # not UTF-8, not INI or TOML, too costly
         return PytestConfig(path, problem=f"{path} cannot be parsed: {_first_line(exc)}")
     if values is None:
         return None
@@ -133,18 +133,18 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _ini_values(text: str, section: str | None) -> dict[str, tuple[str, ...]] | None:
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    parser.read_string(text)
+    ini = read_ini(text, strict=False)  # a section or option twice: the later one counts
     name = section or "pytest"
-    if not parser.has_section(name):
+    if name not in ini.sections:
         # pytest.ini configures pytest by existing, whatever its sections say.
         return {} if section is None else None
-    return {key: _words(parser.get(name, key)) for key in _KEYS if parser.has_option(name, key)}
+    values = {key: ini.get(name, key) for key in _KEYS}
+    return {key: _words(value) for key, value in values.items() if value is not None}
 
 
 def _toml_values(text: str) -> dict[str, tuple[str, ...]] | None:
     try:
-        document = tomllib.loads(text)
+        document = parse_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(str(exc)) from exc
     tool = document.get("tool")

@@ -188,7 +188,9 @@ def _validate(key: str, value: object) -> tuple[bool, object, str]:
     raise AssertionError(f"unhandled key {key}")  # pragma: no cover - KEYS and this agree
 
 
-def parse_settings(value: object, origin: str = "settings") -> ParsedSettings:
+def parse_settings(
+    value: object, origin: str = "settings", limit: int | None = None
+) -> ParsedSettings:
     """Validate the `verify` settings object (or a bare command string).
 
     origin names where the value came from. Messages about the editor's section (origin
@@ -196,6 +198,10 @@ def parse_settings(value: object, origin: str = "settings") -> ParsedSettings:
     ".lsp-verify.toml" and "command line" they write bare keys, since the caller shows the
     file or the flags beside the message. From ".lsp-verify.toml", the repository's file, only
     REPOSITORY_KEYS are taken; every other known key is ignored with a message.
+
+    limit: at most this many messages about keys other than `command`, then one that counts
+    the rest (a repository's file may hold a million keys: each costs a message only up to
+    the limit, and a count past it).
     """
     bare = origin in (PROJECT_FILE, "command line")
     prefix = "" if bare else "verify."
@@ -213,18 +219,29 @@ def parse_settings(value: object, origin: str = "settings") -> ParsedSettings:
 
     values: dict[str, object] = {}
     messages: list[SettingsMessage] = []
+    listed = 0  # messages about keys other than `command`
+    untold: list[str] = []  # keys whose problems go untold past the limit
     for raw_key, item in value.items():
+        over = limit is not None and listed >= limit and raw_key != "command"
         if not isinstance(raw_key, str) or raw_key not in KEYS:
-            key_text = raw_key if isinstance(raw_key, str) else show(raw_key)
+            if over:
+                untold.append(_message_key(raw_key))
+                continue
+            key_text = _shown_key(raw_key)
             text = f"{prefix}{key_text}: unknown key; ignored"
             if isinstance(raw_key, str):
                 hint = _suggest(raw_key, REPOSITORY_KEYS if origin == PROJECT_FILE else KEYS)
                 if hint:
                     text += f" (did you mean {hint}?)"
-            messages.append(SettingsMessage(key_text, text))
+            messages.append(SettingsMessage(_message_key(raw_key), text))
+            listed += 1
             continue
         if origin == PROJECT_FILE and raw_key not in REPOSITORY_KEYS:
+            if over:
+                untold.append(raw_key)
+                continue
             messages.append(SettingsMessage(raw_key, _not_the_repositorys(raw_key)))
+            listed += 1
             continue
         field = KEYS[raw_key]
         if raw_key in _NULLABLE and item is None:
@@ -232,13 +249,35 @@ def parse_settings(value: object, origin: str = "settings") -> ParsedSettings:
         ok, converted, expected = _validate(raw_key, item)
         if ok:
             values[field] = converted
+        elif over:
+            untold.append(raw_key)
         else:
             text = (
                 f"{prefix}{raw_key}: expected {expected}, got {show(item)}; "
                 f"using {_show_default(field)}"
             )
             messages.append(SettingsMessage(raw_key, text))
+            if raw_key != "command":
+                listed += 1
+    if untold:
+        first = _shown_key(untold[0])
+        text = (
+            f"{prefix}{first} and {len(untold) - 1} more keys after it have problems too; "
+            f"only the first {limit} are listed"
+        )
+        messages.append(SettingsMessage(untold[0], text))
     return ParsedSettings(values, tuple(messages))
+
+
+def _shown_key(key: object) -> str:
+    """A key as a message names it: whole when short, as it begins when long."""
+    if not isinstance(key, str):
+        return show(key)
+    return key if len(key) <= 80 else key[:77] + "..."
+
+
+def _message_key(key: object) -> str:
+    return key if isinstance(key, str) else show(key)
 
 
 def _not_the_repositorys(key: str) -> str:
@@ -249,6 +288,8 @@ def _not_the_repositorys(key: str) -> str:
 
 
 def _suggest(key: str, keys: Collection[str]) -> str:
+    if len(key) > 80:
+        return ""  # no key is that long; and difflib's cost grows with it
     camel = re.sub(r"[_-]([a-z])", lambda m: m.group(1).upper(), key)
     if camel in keys:
         return camel
