@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("lsp_verify")
 
+MAX_SHOWN = 10  # settings problems a session shows as pop-ups; the log has every one
+MAX_REMEMBERED = 1000  # problems remembered as said (a flood of distinct ones is logged)
+
 # Called with the URI of `.lsp-verify.toml` and its problems (message, 1-based line or None).
 Phase = Literal["gate", "waiting", "running"]
 ConfigProblems = Callable[[str, list[tuple[str, "int | None"]]], None]
@@ -182,6 +185,7 @@ class Folders:
         self.diagnostics = Diagnostics(self._publish)
         self.closing = False
         self._warned: set[str] = set()
+        self._shown = 0  # settings problems shown as pop-ups so far
         self._trust: TrustStore | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -372,13 +376,20 @@ class Folders:
             self.warn_once(warning)
 
     def warn_once(self, text: str) -> None:
-        """A settings problem is shown once (showMessage) and logged, never repeated."""
+        """A settings problem is shown once (showMessage) and logged, never repeated; past
+        MAX_SHOWN of them in a session, only logged (each is a pop-up in the editor)."""
         if text in self._warned:
             return
-        self._warned.add(text)
+        if len(self._warned) < MAX_REMEMBERED:
+            self._warned.add(text)
         self.log(text, "warning")
-        if not self.closing:
+        if self.closing:
+            return
+        self._shown += 1
+        if self._shown <= MAX_SHOWN:
             self.ui.show_warning(text)
+        elif self._shown == MAX_SHOWN + 1:
+            self.ui.show_warning("verify: more problems with the settings; the log has them all")
 
     async def wait_for_pending(self, uri: str | None) -> None:
         """A pull waits for the triggers the document's folder holds (all folders for a

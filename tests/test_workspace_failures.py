@@ -127,3 +127,16 @@ async def test_a_pull_wait_that_fails_is_logged_and_its_bound_is_not(
     else:
         assert lines == []
     release()
+
+
+def test_a_flood_of_settings_problems_pops_up_a_few_and_logs_every_one(tmp_path: Path) -> None:
+    from lsp_verify.folder import MAX_SHOWN
+
+    shown: list[str] = []
+    ui = UI()
+    ui.show_warning = shown.append  # type: ignore[method-assign]
+    workspace = Workspace(ui)  # type: ignore[arg-type]
+    workspace._parse({f"unknown{n}": 1 for n in range(50)}, "settings")
+    assert len(shown) == MAX_SHOWN + 1
+    assert shown[-1] == "verify: more problems with the settings; the log has them all"
+    assert sum("unknown" in line for line in ui.logged) == 50
