@@ -13,7 +13,7 @@ from typing import Callable
 
 from tests.fuzz.grammar import generate
 from tests.fuzz.oracle import Finding, findings
-from tests.fuzz.runner import Outcome, run_session
+from tests.fuzz.runner import BOUNDS, Bounds, Outcome, run_session
 from tests.fuzz.session import Session, save_replay
 
 
@@ -39,10 +39,10 @@ class Report:
         return first
 
 
-def judge(session: Session) -> tuple[list[Finding], Outcome]:
+def judge(session: Session, bounds: Bounds = BOUNDS) -> tuple[list[Finding], Outcome]:
     """Run `session` against a fresh server in fresh temporary folders, and judge it."""
     with tempfile.TemporaryDirectory(prefix="lsp-verify-fuzz-") as tmp:
-        outcome = run_session(session, Path(tmp))
+        outcome = run_session(session, Path(tmp), bounds)
     return findings(outcome), outcome
 
 

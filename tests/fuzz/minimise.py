@@ -12,9 +12,12 @@ from collections.abc import Iterator
 from typing import Any, Callable
 
 from tests.fuzz.campaign import judge
+from tests.fuzz.runner import FAST, MEDIUM
 from tests.fuzz.session import Session
 
 ENVELOPE = ("jsonrpc", "id", "method")
+# Classes of finding that depend on the bounds (shrunk with MEDIUM ones; the others, FAST).
+TIMED = ("no-response", "late", "stalled", "stop-failed", "left-behind", "cpu", "unanswered")
 
 
 def minimise(
@@ -22,12 +25,13 @@ def minimise(
 ) -> Session:
     deadline = time.monotonic() + budget_s
     tries = [0]
+    bounds = MEDIUM if key.startswith(TIMED) else FAST
 
     def keeps(candidate: Session) -> bool:
         if time.monotonic() >= deadline:
             return False
         tries[0] += 1
-        found, _ = judge(candidate)
+        found, _ = judge(candidate, bounds)
         return any(f.key == key for f in found)
 
     best = copy.deepcopy(session)

@@ -14,8 +14,9 @@ A finding is any of:
 - a Python traceback on the server's stderr (the key names the exception and the innermost
   frame of lsp_verify, else of pygls);
 - the server gone before the session stopped it; a stop that leaves the process the client
-  started running after STOP_BOUND, or anything it started running after LEFTOVER_BOUND; an
+  started running after `Bounds.stop`, or anything it started after `Bounds.leftover`; an
   exit code other than LSP's (0 after shutdown and exit, 1 after exit alone);
+- more than MAX_SHOW_MESSAGES window/showMessage notifications (each one pops up);
 - peak memory over MAX_RSS_MB; a repository event that costs more than MAX_EVENT_CPU_S of
   server CPU.
 """
@@ -29,6 +30,7 @@ from typing import Any
 from tests.fuzz.runner import Outcome
 
 MAX_RSS_MB = 200.0
+MAX_SHOW_MESSAGES = 20  # window/showMessage pops up in the editor: a few, never a flood
 MAX_EVENT_CPU_S = 1.0
 TRACEBACK = "Traceback (most recent call last)"
 
@@ -45,6 +47,10 @@ def findings(outcome: Outcome) -> list[Finding]:
     found.extend(Finding(f"invalid-output:{p.split(':')[0]}", p) for p in outcome.problems)
     found.extend(_tracebacks(outcome.stderr))
     found.extend(_lifetime(outcome))
+    shown = [r.message for r in outcome.messages if r.message.get("method") == "window/showMessage"]
+    if len(shown) > MAX_SHOW_MESSAGES:
+        last = str(shown[-1].get("params"))[:200]
+        found.append(Finding("show-message-flood", f"{len(shown)} window/showMessage, last {last}"))
     if outcome.peak_rss_mb > MAX_RSS_MB:
         found.append(Finding("rss", f"peak RSS {outcome.peak_rss_mb:.0f} MB"))
     for step, name, cpu in outcome.events:
@@ -78,7 +84,10 @@ def _requests(outcome: Outcome) -> list[Finding]:
             continue
         first = answers[0]
         if first.at > request.sent_at + request.bound:
-            kind = "stalled" if first.writes > request.writes else "late"
+            # A quick request is waited for before the next write: if a later write came
+            # first, only that write got it read.
+            stalled = not request.waits and first.writes > request.writes
+            kind = "stalled" if stalled else "late"
             delay = first.at - request.sent_at
             found.append(Finding(f"{kind}:{key}", f"{where}: answered after {delay:.1f} s"))
         found.extend(_answer(request.key, where, first.message, request))

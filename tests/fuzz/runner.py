@@ -18,13 +18,24 @@ from typing import Any
 from tests.fuzz.process import Received, Server
 from tests.fuzz.session import Session, Step, apply_file, part_bytes, step_requests
 
-QUICK_BOUND = 5.0  # a request that waits for nothing
-INIT_BOUND = 20.0  # initialize: the server imports lsprotocol first
-WAIT_BOUND = 20.0  # a request that may wait for the settings, a question and a run
-SHUTDOWN_BOUND = 10.0  # shutdown kills what runs first
-STOP_BOUND = 10.0  # from the stop to the end of the process the client started
-LEFTOVER_BOUND = 5.0  # from then to the end of everything the server started
-SETTLE_S = 5.0  # how long a repository event may keep the server busy before it is judged
+
+@dataclass(frozen=True)
+class Bounds:
+    quick: float = 5.0  # a request that waits for nothing
+    init: float = 20.0  # initialize: the server imports lsprotocol first
+    wait: float = 20.0  # a request that may wait for the settings, a question and a run
+    shutdown: float = 10.0  # shutdown kills what runs first
+    stop: float = 10.0  # from the stop to the end of the process the client started
+    leftover: float = 5.0  # from then to the end of everything the server started
+    settle: float = 5.0  # how long a repository event may keep the server busy
+
+
+BOUNDS = Bounds()
+# While a finding whose class does not depend on time is shrunk: a stalled server costs each
+# try a second or two, not twenty.
+FAST = Bounds(quick=1.0, init=5.0, wait=3.0, shutdown=2.0, stop=3.0, leftover=2.0, settle=1.0)
+# ... and one that does: bounds still far above what a server without the defect needs.
+MEDIUM = Bounds(quick=2.0, init=8.0, wait=8.0, shutdown=4.0, stop=4.0, leftover=3.0, settle=3.0)
 SESSION_LIMIT = 120.0  # a session's steps never take longer than this
 
 # Requests that may wait for the folder's settings, the approval question and runs.
@@ -100,8 +111,9 @@ def _waits(key: str) -> bool:
 
 
 class Run:
-    def __init__(self, session: Session, workdir: Path) -> None:
+    def __init__(self, session: Session, workdir: Path, bounds: Bounds) -> None:
         self.session = session
+        self.bounds = bounds
         self.root = workdir / "ws"
         self.root.mkdir(parents=True)
         for rel, text in FILES.items():
@@ -163,9 +175,9 @@ class Run:
                 self.outcome.exit_sent = True
             if message in requests:
                 key = request_key(message)
-                bound = INIT_BOUND if key == "initialize" else QUICK_BOUND
+                bound = self.bounds.init if key == "initialize" else self.bounds.quick
                 if key == "shutdown":
-                    bound = SHUTDOWN_BOUND
+                    bound = self.bounds.shutdown
                 waits = _waits(key) and not self.shutdown_sent and self.initialize_sent
                 request = Request(
                     message["id"],
@@ -173,7 +185,7 @@ class Run:
                     index,
                     now,
                     self.server.writes + 1,
-                    WAIT_BOUND if waits else bound,
+                    self.bounds.wait if waits else bound,
                     waits,
                     not self.initialize_sent,
                     self.shutdown_sent,
@@ -224,8 +236,8 @@ class Run:
         return False
 
     def _settle(self, index: int, before: float) -> None:
-        """A repository event's CPU: until the server has been idle for 0.3 s, or SETTLE_S."""
-        deadline = time.monotonic() + SETTLE_S
+        """A repository event's CPU: until the server has been idle for 0.3 s, or a bound."""
+        deadline = time.monotonic() + self.bounds.settle
         last, idle_since = self.server.cpu(), time.monotonic()
         while time.monotonic() < deadline and self.server.alive():
             time.sleep(0.1)
@@ -259,7 +271,7 @@ class Run:
                 len(self.session["steps"]),
                 time.monotonic(),
                 server.writes + 1,
-                SHUTDOWN_BOUND,
+                self.bounds.shutdown,
                 False,
                 not self.initialize_sent,
                 self.shutdown_sent,
@@ -277,10 +289,10 @@ class Run:
             server.close_stdin()
         elif how == "kill-keeper":
             server.signal(signal.SIGKILL)
-        self.outcome.exit_code = server.wait(STOP_BOUND)
+        self.outcome.exit_code = server.wait(self.bounds.stop)
         if self.outcome.exit_code is None:
             return  # the stop failed: what is left is the server itself
-        deadline = time.monotonic() + LEFTOVER_BOUND
+        deadline = time.monotonic() + self.bounds.leftover
         left = server.left_behind()
         while left and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -312,5 +324,5 @@ def _describe(pid: int) -> str:
     return f"{pid} {words[:100]}"
 
 
-def run_session(session: Session, workdir: Path) -> Outcome:
-    return Run(session, workdir).run()
+def run_session(session: Session, workdir: Path, bounds: Bounds = BOUNDS) -> Outcome:
+    return Run(session, workdir, bounds).run()
