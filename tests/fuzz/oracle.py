@@ -83,7 +83,7 @@ def _requests(outcome: Outcome) -> list[Finding]:
             found.append(Finding(f"no-response:{key}", f"{where}: no answer"))
             continue
         first = answers[0]
-        if first.at > request.sent_at + request.bound:
+        if first.at > request.sent_at + request.bound and not (request.waits and held):
             # A quick request is waited for before the next write: if a later write came
             # first, only that write got it read.
             stalled = not request.waits and first.writes > request.writes
