@@ -284,17 +284,21 @@ def split(rng: random.Random, b: Builder) -> None:
 
 
 def repository(rng: random.Random, b: Builder) -> None:
-    """A hostile repository file, then what makes the server read it."""
+    """A hostile repository file, then what makes the server read it: a watched change (of a
+    path that makes ignore patterns work hard) for an ignore file, a save or a command for
+    the files planning reads."""
     if rng.random() < 0.7:
         rel, recipe = rng.choice(HOSTILE_FILES)
         b.file(rel, dict(recipe))
     else:
-        b.file(rng.choice(KIND_TARGETS), kind=rng.choice(FILE_KINDS))
-    trigger = rng.randrange(4)
+        rel = rng.choice(KIND_TARGETS)
+        b.file(rel, kind=rng.choice(FILE_KINDS))
+    ignores = rel.endswith((".gitignore", "exclude"))
+    trigger = 1 if ignores and rng.random() < 0.8 else rng.randrange(4)
     if trigger == 0:
         message = b.notification("textDocument/didSave", {"textDocument": {"uri": f"{ROOT}/a.py"}})
     elif trigger == 1:
-        name = rng.choice(["a" * 30 + "c", "a" * 3000, "d/" * 60 + "x.py", "sub/a.py", "a.py"])
+        name = rng.choice(WATCHED_NAMES)
         message = b.notification(
             "workspace/didChangeWatchedFiles", {"changes": [{"uri": f"{ROOT}/{name}", "type": 2}]}
         )
@@ -303,6 +307,18 @@ def repository(rng: random.Random, b: Builder) -> None:
     else:
         message = b.command("verify.runNow", [f"{ROOT}/test_a.py"])
     b.send([message], probe=True, event=True)
+
+
+# Changed files whose paths make ignore patterns work: long runs of one letter against
+# backtracking patterns, deep paths against many patterns.
+WATCHED_NAMES = [
+    "a" * 30 + "c",
+    "sub/" + "a" * 28 + "c",
+    "a" * 3000,
+    "d/" * 60 + "x.py",
+    "sub/" + "d/" * 40 + "aaaaaaaaaaaaaaaaaaaaaaaac",
+    "a.py",
+]
 
 
 def busy_shutdown(rng: random.Random, b: Builder) -> None:

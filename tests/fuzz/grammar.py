@@ -28,6 +28,8 @@ COMMANDS = [
     'printf \'Traceback (most recent call last):\\n  File "a.py", line 1, in <module>\\n'
     "    x = 1\\nValueError: boom\\n'; exit 1",
     "pytest -x -q",
+    "echo '\ud800 lone'; exit 1",
+    "echo '\udcff escaped'; exit 1",
 ]
 STOP_WEIGHTS = {"shutdown-exit": 5, "exit": 1, "sigterm": 2, "close-stdin": 1, "kill-keeper": 1}
 
