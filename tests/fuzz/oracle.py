@@ -58,8 +58,14 @@ def findings(outcome: Outcome) -> list[Finding]:
             found.append(Finding(f"cpu:{name}", f"step {step}: {cpu:.2f} s of server CPU"))
     unique: dict[str, Finding] = {}
     for finding in found:
-        unique.setdefault(finding.key, finding)
+        # Keys and details name what the client sent: lone surrogates and NULs included.
+        key, detail = _printable(finding.key), _printable(finding.detail)
+        unique.setdefault(key, Finding(key, detail))
     return list(unique.values())
+
+
+def _printable(text: str) -> str:
+    return text.encode("ascii", "backslashreplace").decode("ascii").replace("\x00", "\\x00")
 
 
 def _requests(outcome: Outcome) -> list[Finding]:
