@@ -197,11 +197,14 @@ def unknown(rng: random.Random, b: Builder) -> None:
 
 
 def lifecycle(rng: random.Random, b: Builder) -> None:
-    """Lifecycle out of order: a second initialize, initialized again, a notification sent as
-    a request, or a shutdown in the middle (what follows it must be refused)."""
+    """Lifecycle out of order: a second initialize (the first one's params, or bare),
+    initialized again, a notification sent as a request, or a shutdown in the middle (what
+    follows it must be refused)."""
     kind = rng.randrange(5)
     if kind == 0:
-        message = b.request("initialize", {"processId": None, "rootUri": ROOT, "capabilities": {}})
+        bare = {"processId": None, "rootUri": ROOT, "capabilities": {}}
+        params = b.initialize_params if rng.random() < 0.7 and b.initialize_params else bare
+        message = b.request("initialize", params)
     elif kind == 1:
         message = b.notification("initialized", {})
     elif kind == 2:

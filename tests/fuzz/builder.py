@@ -14,6 +14,7 @@ class Builder:
         self.steps: list[Step] = []
         self.policy: dict[str, Any] = {}
         self.sent_ids: list[int | str] = []
+        self.initialize_params: Any = None  # the session's own, for a second initialize
         self._next = 0
 
     def rid(self) -> int | str:

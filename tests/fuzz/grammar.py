@@ -48,7 +48,8 @@ def generate(seed: int, index: int) -> Session:
     elif source == "workspace":
         settings["workspaceCommand"] = settings.pop("command")
     options = _init_options(rng, settings if source != "config" else {"confirm": "never"})
-    initialize = b.request("initialize", _initialize_params(rng, options))
+    b.initialize_params = _initialize_params(rng, options)
+    initialize = b.request("initialize", b.initialize_params)
     if rng.random() < 0.12:
         initialize = mutate(rng, initialize, rng.randint(1, 3))
     _lifecycle(rng, b, initialize)
