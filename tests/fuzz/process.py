@@ -74,18 +74,19 @@ class Server:
 
     # ----- writing -----
 
-    def write(self, data: bytes, partial: bool = False) -> bool:
-        """One write to the server's stdin; False when the pipe is gone. `partial`: the
-        write ends inside a message, so answers to the server wait until the next write
-        (a client never cuts into its own message)."""
+    def write(self, data: bytes, partial: bool = False) -> int | None:
+        """One write to the server's stdin: its number (writes are counted), or None when
+        the pipe is gone. `partial`: the write ends inside a message, so answers to the
+        server wait until the next write (a client never cuts into its own message)."""
         with self._write_lock:
             self._partial = partial
             ok = self._write(data)
+            number = self.writes
             if not partial:
                 held, self._held = self._held, []
                 for message in held:
-                    ok = self._write(message) and ok
-        return ok
+                    self._write(message)
+        return number if ok else None
 
     def _write(self, data: bytes) -> bool:
         self.writes += 1
@@ -97,7 +98,7 @@ class Server:
             return False
         return True
 
-    def send(self, message: dict[str, Any]) -> bool:
+    def send(self, message: dict[str, Any]) -> int | None:
         body = json.dumps(message).encode()
         return self.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
 

@@ -166,7 +166,7 @@ class Run:
         with self.server.output.lock:
             token = self.server.output.token
         data = b"".join(part_bytes(p, self.root_uri, token) for p in step["send"])
-        requests = [r for r in step_requests(step)]
+        requests = step_requests(step)
         now = time.monotonic()
         made = []
         for message in self._stream_order(step):
@@ -184,7 +184,7 @@ class Run:
                     key,
                     index,
                     now,
-                    self.server.writes + 1,
+                    0,  # the write's number, once written
                     self.bounds.wait if waits else bound,
                     waits,
                     not self.initialize_sent,
@@ -198,8 +198,11 @@ class Run:
                     self.shutdown_sent = True
         cpu = self.server.cpu() if step.get("event") else 0.0
         partial = any(p.get("slice") and p["slice"][1] is not None for p in step["send"][-1:])
-        if not self.server.write(data, partial=partial):
+        number = self.server.write(data, partial=partial)
+        if number is None:
             return
+        for request in made:
+            request.writes = number
         for request in made:
             if not request.waits:
                 self._wait_for(request)
@@ -270,14 +273,16 @@ class Run:
                 "shutdown",
                 len(self.session["steps"]),
                 time.monotonic(),
-                server.writes + 1,
+                0,
                 self.bounds.shutdown,
                 False,
                 not self.initialize_sent,
                 self.shutdown_sent,
             )
             self.outcome.requests.append(request)
-            server.send({"jsonrpc": "2.0", "id": "fuzz-shutdown", "method": "shutdown"})
+            request.writes = (
+                server.send({"jsonrpc": "2.0", "id": "fuzz-shutdown", "method": "shutdown"}) or 0
+            )
             if self._wait_for(request):
                 self.outcome.shutdown_answer = self._answer_of(request.rid)
             server.send({"jsonrpc": "2.0", "method": "exit"})
