@@ -52,7 +52,7 @@ class Output:
 
 class Server:
     def __init__(self, workdir: Path, policy: dict[str, Any]) -> None:
-        self.marker = uuid.uuid4().hex
+        self.marker = f"{os.getpid()}-{uuid.uuid4().hex}"
         state = workdir / "state"
         bin_dir = workdir / "bin"
         extra = {
@@ -338,8 +338,9 @@ def _good(method: str, params: Any) -> Any:
 
 
 def any_marked() -> list[int]:
-    """Live processes that carry any fuzz session's marker: none once every session ended."""
-    needle = f"{MARKER_VAR}=".encode()
+    """Live processes that carry the marker of a session this process ran: none once every
+    session ended (another fuzzer on the machine has markers of its own)."""
+    needle = f"{MARKER_VAR}={os.getpid()}-".encode()
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
