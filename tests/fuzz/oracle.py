@@ -73,8 +73,14 @@ def _requests(outcome: Outcome) -> list[Finding]:
     died = outcome.died_at is not None or outcome.exit_sent
     held = bool(outcome.held_by_policy)
     shut_down = outcome.stop == "shutdown-exit" and _is_result(outcome.shutdown_answer)
+    accepted = False  # a shutdown sent before this request was answered with a result
     for request in outcome.requests:
         answers = outcome.answers(request.rid)
+        after_shutdown, accepted = (
+            accepted,
+            accepted
+            or (request.key == "shutdown" and bool(answers) and _is_result(answers[0].message)),
+        )
         key = request.key
         where = f"{key} (id {request.rid!r}, step {request.step})"
         if len(answers) > 1:
@@ -96,11 +102,13 @@ def _requests(outcome: Outcome) -> list[Finding]:
             kind = "stalled" if stalled else "late"
             delay = first.at - request.sent_at
             found.append(Finding(f"{kind}:{key}", f"{where}: answered after {delay:.1f} s"))
-        found.extend(_answer(request.key, where, first.message, request))
+        found.extend(_answer(request.key, where, first.message, request, after_shutdown))
     return found
 
 
-def _answer(key: str, where: str, message: dict[str, Any], request: Any) -> list[Finding]:
+def _answer(
+    key: str, where: str, message: dict[str, Any], request: Any, after_shutdown: bool
+) -> list[Finding]:
     found = []
     error = message.get("error")
     if (
@@ -109,7 +117,8 @@ def _answer(key: str, where: str, message: dict[str, Any], request: Any) -> list
         and (not isinstance(error, dict) or error.get("code") != -32002)
     ):
         found.append(Finding("not-refused-before-initialize", f"{where}: {str(message)[:200]}"))
-    if request.after_shutdown and "result" in message:
+    # After a shutdown the server accepted (one refused before initialize does not count).
+    if after_shutdown and "result" in message:
         found.append(Finding("answered-after-shutdown", f"{where}: {str(message)[:200]}"))
     if isinstance(error, dict):
         if error.get("code") == -32603:

@@ -66,7 +66,6 @@ class Request:
     bound: float
     waits: bool  # may legitimately wait for runs, settings or a question
     before_initialize: bool
-    after_shutdown: bool
 
 
 @dataclass
@@ -188,7 +187,6 @@ class Run:
                     self.bounds.wait if waits else bound,
                     waits,
                     not self.initialize_sent,
-                    self.shutdown_sent,
                 )
                 made.append(request)
                 self.outcome.requests.append(request)
@@ -277,7 +275,6 @@ class Run:
                 self.bounds.shutdown,
                 False,
                 not self.initialize_sent,
-                self.shutdown_sent,
             )
             self.outcome.requests.append(request)
             request.writes = (
