@@ -56,6 +56,7 @@ class VerifyServer(LanguageServer):
         self.verify = Workspace(self)
         self.transport = Transport(self, self)
         self.cancels: dict[str, asyncio.Event] = {}  # progress token -> its run's cancel
+        self.started = False  # `initialized` (or its stand-in) has loaded the settings
 
     def has(self, capability: str) -> bool:
         """Whether the client declared a capability (a dotted path, as pygls spells it)."""
@@ -264,10 +265,28 @@ def initialize(ls: VerifyServer, params: types.InitializeParams) -> None:
         root = params.root_uri or (path_to_uri(params.root_path) if params.root_path else None)
         if root:
             ls.verify.add_folder(root)
+    # A client must send `initialized` next; one that never does still gets its commands and
+    # saves answered, on the initialization options, once CLIENT_S has passed.
+    ls.verify.spawn(_start_unless_initialized(ls))
 
 
 @SERVER.feature(types.INITIALIZED)
 async def initialized(ls: VerifyServer, params: types.InitializedParams) -> None:
+    await _start(ls)
+
+
+async def _start_unless_initialized(ls: VerifyServer) -> None:
+    await asyncio.sleep(CLIENT_S)
+    if not ls.started:
+        log.warning("no initialized from the client %g s after initialize: starting", CLIENT_S)
+        await _start(ls)
+
+
+async def _start(ls: VerifyServer) -> None:
+    """What `initialized` starts: the folders' settings, their first status, the watchers."""
+    if ls.started:
+        return
+    ls.started = True
     _import_run_modules()
     await ls.verify.load_settings(list(ls.verify.folders.values()))
     # No await between the settings and the first status: no run can have started, so

@@ -387,3 +387,17 @@ def test_sigterm_while_a_command_is_answered_stops_cleanly(raw: Start, makefile:
     os.kill(server.proc.pid, signal.SIGTERM)
     assert server.proc.wait(timeout=5) == 0
     no_traceback(server)
+
+
+def test_a_client_that_never_sends_initialized_still_gets_its_commands_answered(
+    raw: Start, project: Path
+) -> None:
+    """LSP says `initialized` follows the answer to initialize; a client that never sends it
+    gets its commands answered on the initialization options after a bounded wait, not never."""
+    server = raw()
+    server.send(initialize(project))
+    server.response(1)
+    server.send(command(2, "verify.runNow"))
+    assert server.response(2, timeout=30)["result"]["outcome"] == "failed"
+    assert server.finish() == 0
+    no_traceback(server)
