@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -325,3 +326,26 @@ def test_any_command_and_addopts_are_read_without_raising(command: str, addopts:
         Path(tmp, "pytest.ini").write_text("[pytest]\naddopts = " + addopts.replace("\n", " "))
         arranged = arrange(plan_of(Path(tmp), command or "x"), True, environ=NO_ENV)
         assert arranged.command.startswith(command or "x")
+
+
+def test_a_huge_failure_cache_is_searched_not_parsed(tmp_path: Path) -> None:
+    """A 16 MB lastfailed (a repository may ship one) costs milliseconds of CPU on a save,
+    and still tells whether the saved file failed last time."""
+    import time
+
+    from lsp_verify.pytest_config import failed_last_time, locate
+
+    quick_project(tmp_path)
+    cache = tmp_path / ".pytest_cache" / "v" / "cache"
+    cache.mkdir(parents=True)
+    many = {f"tests/test_other_{n}.py::test_x[{'y' * 20}]": True for n in range(240_000)}
+    (cache / "lastfailed").write_text(json.dumps(many))
+    assert (cache / "lastfailed").stat().st_size > 14_000_000
+    config = locate(str(tmp_path))
+    started = time.process_time()
+    assert failed_last_time(config, str(tmp_path), "tests/test_calc.py") is False
+    assert time.process_time() - started < 0.1
+    many["tests/test_calc.py::test_add"] = True
+    (cache / "lastfailed").write_text(json.dumps(many, indent=2, sort_keys=True))
+    assert failed_last_time(config, str(tmp_path), "tests/test_calc.py") is True
+    assert failed_last_time(config, str(tmp_path), "tests/test_calc") is False
