@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from lsp_verify.plan import make_plan
+from lsp_verify.planning.plan import make_plan
 
 BUDGET_MS = 5.0
 MANIFESTS = {

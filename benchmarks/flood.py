@@ -22,10 +22,10 @@ import shlex
 import tempfile
 import time
 
-from lsp_verify.execute import run_plan
-from lsp_verify.plan import command_plan
+from lsp_verify.planning.plan import command_plan
 from lsp_verify.problems import make_sink
 from lsp_verify.problems.base import Problem
+from lsp_verify.running.execute import run_plan
 
 NEAR_MISSES = (
     "=================================== FAILURES ===================================",

@@ -16,8 +16,8 @@ import subprocess
 import tempfile
 import time
 
-from lsp_verify.execute import run_plan
-from lsp_verify.plan import command_plan
+from lsp_verify.planning.plan import command_plan
+from lsp_verify.running.execute import run_plan
 
 
 def percentile(values: list[float], fraction: float) -> float:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # only types: the server imports this before it answers `initialize`
-    from lsp_verify.plan import Plan
+    from lsp_verify.planning.plan import Plan
     from lsp_verify.problems.base import Problem
 
 Outcome = Literal["passed", "failed", "timed-out", "cancelled", "skipped", "declined", "no-plan"]
@@ -148,7 +148,7 @@ def record_for_plan(
     """The record of a run of `plan`: by default one that never started (no plan, declined,
     skipped before spawning); a finished run gives what its process did. `command`: the
     command as it ran, where lsp-verify arranged it (`--ff`); the fingerprint stays the plan's."""
-    from lsp_verify.plan import plan_id  # loaded by now: the plan exists
+    from lsp_verify.planning.plan import plan_id  # loaded by now: the plan exists
 
     ran = command is not None and command != plan.command
     return Record(

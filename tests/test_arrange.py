@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from lsp_verify.arrange import ADDED, arrange, arrangement_json
-from lsp_verify.plan import Plan, command_plan, make_plan
-from lsp_verify.pytest_args import parse_call, read_options
+from lsp_verify.planning.arrange import ADDED, arrange, arrangement_json
+from lsp_verify.planning.plan import Plan, command_plan, make_plan
+from lsp_verify.planning.pytest_args import parse_call, read_options
 
 NO_ENV: dict[str, str] = {}
 
@@ -201,7 +201,7 @@ def test_every_save_of_a_plan_reads_its_command_once(
 ) -> None:
     """Every save arranges the same command again; reading it with shlex costs 20 us of the
     latency the save -> diagnostics guard measures (benchmarks/lsp.py), so it is read once."""
-    import lsp_verify.pytest_args as pytest_args
+    import lsp_verify.planning.pytest_args as pytest_args
 
     made: list[str] = []
     real = pytest_args.shlex.shlex
@@ -333,7 +333,7 @@ def test_a_huge_failure_cache_is_searched_not_parsed(tmp_path: Path) -> None:
     and still tells whether the saved file failed last time."""
     import time
 
-    from lsp_verify.pytest_config import failed_last_time, locate
+    from lsp_verify.planning.pytest_config import failed_last_time, locate
 
     quick_project(tmp_path)
     cache = tmp_path / ".pytest_cache" / "v" / "cache"

@@ -139,7 +139,7 @@ def test_on_windows_check_starts_and_says_runs_need_wsl(
 ) -> None:
     """Windows, selected in-process: `check` plans, runs nothing and says why, in one line."""
     from lsp_verify.cli import main
-    from lsp_verify.runner import NEEDS_UNIX
+    from lsp_verify.running.runner import NEEDS_UNIX
 
     for name, value in server_env(tmp_path).items():
         monkeypatch.setenv(name, value)

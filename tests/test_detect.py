@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_verify.plan import Plan, Rule, make_plan
-from lsp_verify.project_file import load_project_file
-from lsp_verify.settings import parse_settings
+from lsp_verify.config.project_file import load_project_file
+from lsp_verify.config.settings import parse_settings
+from lsp_verify.planning.plan import Plan, Rule, make_plan
 
 ORDER = ["settings", "project-file", "script", "pytest", "tox", "npm", "cargo", "make"]
 PYTEST_TABLE = '[tool.pytest.ini_options]\naddopts = "-ra"\n'
@@ -757,8 +757,8 @@ def test_planning_looks_only_at_the_declared_inputs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`plan_signature` is only sound if PLAN_INPUTS lists every path planning touches."""
-    import lsp_verify.plan as plan_module
-    import lsp_verify.project_file as settings_module
+    import lsp_verify.config.project_file as settings_module
+    import lsp_verify.planning.plan as plan_module
 
     (tmp_path / "uv.lock").write_text("")
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n[tool.tox]\n")
@@ -782,7 +782,7 @@ def test_planning_looks_only_at_the_declared_inputs(
 
 
 def test_plan_signature_changes_with_an_input(tmp_path: Path) -> None:
-    from lsp_verify.plan import plan_signature
+    from lsp_verify.planning.plan import plan_signature
 
     before = plan_signature(str(tmp_path))
     (tmp_path / "notes.txt").write_text("unrelated")
@@ -796,7 +796,7 @@ def test_plan_signature_changes_with_an_input(tmp_path: Path) -> None:
 
 def _stat_signature(folder: Path) -> tuple[object, ...]:
     """What plan_signature must say, written the plain way: stat every input."""
-    from lsp_verify import plan as plan_module
+    from lsp_verify.planning import plan as plan_module
 
     out: list[object] = [os.environ.get("PATH")]
     for name in plan_module.PLAN_INPUTS:
@@ -810,7 +810,7 @@ def _stat_signature(folder: Path) -> tuple[object, ...]:
 
 
 def test_plan_signature_says_what_stat_says(tmp_path: Path) -> None:
-    from lsp_verify.plan import plan_signature
+    from lsp_verify.planning.plan import plan_signature
 
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / ".venv" / "bin").mkdir(parents=True)
@@ -827,7 +827,7 @@ def test_plan_signature_says_what_stat_says(tmp_path: Path) -> None:
 def test_plan_signature_without_dir_fd_says_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lsp_verify import plan as plan_module
+    from lsp_verify.planning import plan as plan_module
 
     (tmp_path / "Cargo.toml").write_text("[package]\n")
     with_fd = plan_module.plan_signature(str(tmp_path))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_verify import detect
-from lsp_verify.plan import make_plan
+from lsp_verify.planning import detect
+from lsp_verify.planning.plan import make_plan
 
 MIB = 1024 * 1024
 

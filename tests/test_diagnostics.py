@@ -9,8 +9,10 @@ import pytest
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 
-from lsp_verify import positions
-from lsp_verify.diagnostics import (
+from lsp_verify.lsp.transport import publish_message
+from lsp_verify.problems import Problem, make_sink
+from lsp_verify.results import positions
+from lsp_verify.results.diagnostics import (
     CONFIG,
     VERIFY,
     DiagnosticStore,
@@ -19,9 +21,7 @@ from lsp_verify.diagnostics import (
     json_bytes,
     located_entry,
 )
-from lsp_verify.positions import character, line_end
-from lsp_verify.problems import Problem, make_sink
-from lsp_verify.transport import publish_message
+from lsp_verify.results.positions import character, line_end
 
 AT = types.Position(line=3, character=7)
 SPAN = types.Range(start=AT, end=types.Position(line=3, character=12))

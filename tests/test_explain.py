@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from lsp_verify.cli import main as cli_main
 from lsp_verify.cli.explain import explain_main
-from lsp_verify.plan import Plan, Rule, make_plan, plan_to_json
+from lsp_verify.planning.plan import Plan, Rule, make_plan, plan_to_json
 
 SPEC_KEYS = {
     "folder",

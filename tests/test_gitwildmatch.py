@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lsp_verify import gitwildmatch
-from lsp_verify.gitwildmatch import wildmatch
+from lsp_verify.workspace.ignore import wildmatch as gitwildmatch
+from lsp_verify.workspace.ignore.wildmatch import wildmatch
 
 # git's t/t3070-wildmatch.sh, the test-tool rows: (text, pattern, with WM_PATHNAME, without).
 GIT_TABLE = [

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_verify import gitwildmatch, ignore
-from lsp_verify.ignore import IgnoreRules
+from lsp_verify.workspace import ignore
+from lsp_verify.workspace.ignore import IgnoreRules
+from lsp_verify.workspace.ignore import wildmatch as gitwildmatch
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lsp_verify.ignore import IgnoreRules
+from lsp_verify.workspace.ignore import IgnoreRules
 
 # --- generated .gitignore files and paths ---------------------------------------------------
 

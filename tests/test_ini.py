@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lsp_verify.ini import MAX_LINES, IniError, read_ini
-from lsp_verify.plan import make_plan
-from lsp_verify.project_file import TooCostly
+from lsp_verify.config.project_file import TooCostly
+from lsp_verify.planning.ini import MAX_LINES, IniError, read_ini
+from lsp_verify.planning.plan import make_plan
 
 _PIECES = [
     "[a]", "[b]", "[DEFAULT]", "[]", "[[x]]", "[a] tail", "]", "[", "k", "K", "v", "=", ":",

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_verify import loopguard
-from lsp_verify.loopguard import LoopGuard
+from lsp_verify.workspace import loopguard
+from lsp_verify.workspace.loopguard import LoopGuard
 
 REAL_TIME = time.time
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lsp_verify.makefile import MAX_LINES, WANTED, has_test_rule, rule_targets
+from lsp_verify.planning.makefile import MAX_LINES, WANTED, has_test_rule, rule_targets
 
 # --- the line-by-line reading this module had before, as an oracle --------------------------
 

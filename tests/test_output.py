@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lsp_verify import output
-from lsp_verify.output import LINE_CAP, LineCleaner, Tail
+from lsp_verify.running import output
+from lsp_verify.running.output import LINE_CAP, LineCleaner, Tail
 
 # ------------------------------------------------------------------------------- tail
 

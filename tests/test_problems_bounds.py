@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lsp_verify import problems as problems_module
-from lsp_verify.execute import execute_plan
-from lsp_verify.plan import Plan
+from lsp_verify.config.settings import Settings
+from lsp_verify.planning.plan import Plan
 from lsp_verify.problems import (
     ProblemCollector,
     PytestMatcher,
@@ -26,7 +26,7 @@ from lsp_verify.problems import (
 from lsp_verify.problems.base import Problem
 from lsp_verify.problems.matcher import MAX_LINE
 from lsp_verify.record import log_line
-from lsp_verify.settings import Settings
+from lsp_verify.running.execute import execute_plan
 from tests.lsp_session import server_env
 from tests.problems_cases import FIXTURES
 from tests.test_problems import make_files, run, where

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from lsp_verify.progress import RunProgress
-from lsp_verify.server import VerifyServer
+from lsp_verify.lsp.progress import RunProgress
+from lsp_verify.lsp.server import VerifyServer
 
 
 class Writer:

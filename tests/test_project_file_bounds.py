@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from lsp_verify.project_file import (
+from lsp_verify.config.project_file import (
     MAX_KEY_PARTS,
     MAX_MESSAGES,
     TooCostly,
     load_project_file,
     parse_toml,
 )
-from lsp_verify.settings import PROJECT_FILE, parse_settings
+from lsp_verify.config.settings import PROJECT_FILE, parse_settings
 
 
 def write(folder: Path, text: str) -> None:

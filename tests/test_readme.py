@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_verify import settings
+from lsp_verify.config import settings
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"

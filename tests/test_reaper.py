@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_verify import reaper
-from lsp_verify.reaper import escapees, set_subreaper
-from lsp_verify.runner import Hooks, Step, run_steps, timeout_marker
+from lsp_verify.running import reaper
+from lsp_verify.running.reaper import escapees, set_subreaper
+from lsp_verify.running.runner import Hooks, Step, run_steps, timeout_marker
 from tests.procs import alive, unique_sleep
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")

@@ -8,7 +8,7 @@ from urllib.parse import unquote
 
 from lsp_verify.problems.base import Problem
 from lsp_verify.record import Record
-from lsp_verify.run_view import record_markdown, write_run_view
+from lsp_verify.results.run_view import record_markdown, write_run_view
 
 
 def record(**changes: object) -> Record:

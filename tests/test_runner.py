@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from lsp_verify.execute import run_plan
-from lsp_verify.output import LINE_CAP, TAIL_CHARS, Tail
-from lsp_verify.plan import Plan
+from lsp_verify.planning.plan import Plan
 from lsp_verify.problems.base import Problem
-from lsp_verify.reaper import MARKER_VAR, escapees, set_subreaper
-from lsp_verify.reaper.escapees import reap_escaped
-from lsp_verify.runner import NEEDS_UNIX, RunResult, timeout_marker
+from lsp_verify.running.execute import run_plan
+from lsp_verify.running.output import LINE_CAP, TAIL_CHARS, Tail
+from lsp_verify.running.reaper import MARKER_VAR, escapees, set_subreaper
+from lsp_verify.running.reaper.escapees import reap_escaped
+from lsp_verify.running.runner import NEEDS_UNIX, RunResult, timeout_marker
 from tests.procs import alive
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")

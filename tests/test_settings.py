@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from lsp_verify.project_file import ProjectFile, load_project_file
-from lsp_verify.settings import (
+from lsp_verify.config.project_file import ProjectFile, load_project_file
+from lsp_verify.config.settings import (
     DEFAULTS,
     KEYS,
     PROJECT_FILE,

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from lsp_verify.diagnostics import VERIFY, Diagnostics, Entry
 from lsp_verify.problems import ProblemCollector
 from lsp_verify.problems.base import Problem
-from lsp_verify.streaming import LiveProblems
+from lsp_verify.results.diagnostics import VERIFY, Diagnostics, Entry
+from lsp_verify.results.streaming import LiveProblems
 from tests.lsp_session import session
 
 # The first failure at once, then a long rest of the run (a `make check` with lint first).

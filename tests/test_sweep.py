@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_verify import reaper, runner
-from lsp_verify.reaper import escapees
-from lsp_verify.runner import RunResult, Step, run_steps
+from lsp_verify.running import reaper, runner
+from lsp_verify.running.reaper import escapees
+from lsp_verify.running.runner import RunResult, Step, run_steps
 from tests.procs import alive, unique_sleep
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")

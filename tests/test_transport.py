@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from lsp_verify.framing import Framing
-from lsp_verify.transport import _CancelRaceAtDebug
+from lsp_verify.lsp.framing import Framing
+from lsp_verify.lsp.transport import _CancelRaceAtDebug
 from tests.lsp_session import server_env
 from tests.raw_client import RawServer, did_save, frame, initialize, show_last_run
 

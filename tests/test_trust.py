@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from lsp_verify import cli
-from lsp_verify.plan import Plan, Rule
+from lsp_verify.planning.plan import Plan, Rule
 from lsp_verify.trust import (
     APPROVED,
     REFUSED,
@@ -122,7 +122,7 @@ def test_fingerprint_ignores_what_does_not_run(workspace: Path, change: dict[str
 
 def test_fingerprint_is_stable_across_processes(workspace: Path) -> None:
     code = (
-        "from lsp_verify.plan import Plan; from lsp_verify.trust import plan_fingerprint;"
+        "from lsp_verify.planning.plan import Plan; from lsp_verify.trust import plan_fingerprint;"
         f"print(plan_fingerprint(Plan({str(workspace)!r}, 'detected', 'make', 'make test',"
         f"'r', 'Makefile', 'sha256:' + 'a' * 64, ('make test',))))"
     )
@@ -539,7 +539,7 @@ def test_no_home_and_no_xdg_state_home_fails_softly(
 _WRITER = textwrap.dedent(
     """
     import sys
-    from lsp_verify.plan import Plan
+    from lsp_verify.planning.plan import Plan
     from lsp_verify.trust import TrustStore
 
     tag = sys.argv[1]
@@ -599,9 +599,9 @@ def fake_planner(monkeypatch: pytest.MonkeyPatch) -> dict[str, Plan]:
     def make_plan(folder: str, editor: object = None) -> Plan:
         return plans[folder]
 
-    import lsp_verify.plan
+    import lsp_verify.planning.plan
 
-    monkeypatch.setattr(lsp_verify.plan, "make_plan", make_plan, raising=False)
+    monkeypatch.setattr(lsp_verify.planning.plan, "make_plan", make_plan, raising=False)
     return plans
 
 

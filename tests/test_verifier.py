@@ -7,11 +7,11 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Callable
 
-from lsp_verify.execute import execute_plan
-from lsp_verify.plan import command_plan
+from lsp_verify.config.settings import Settings
+from lsp_verify.planning.plan import command_plan
 from lsp_verify.record import Record
-from lsp_verify.settings import Settings
-from lsp_verify.verifier import FolderVerifier, RunRequest
+from lsp_verify.running.execute import execute_plan
+from lsp_verify.workspace.verifier import FolderVerifier, RunRequest
 from tests.procs import alive_with, unique_sleep
 
 

@@ -8,11 +8,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lsp_verify.config.settings import parse_settings
 from lsp_verify.globs import matches_any
-from lsp_verify.ignore import NEVER_TRIGGERS
-from lsp_verify.settings import parse_settings
 from lsp_verify.uris import relative_to, uri_to_path
-from lsp_verify.workspace import Workspace
+from lsp_verify.workspace.ignore import NEVER_TRIGGERS
+from lsp_verify.workspace.run import Workspace
 
 FOLDERS = ["/w", "/w/sub", "/v"]
 DELETED = 3

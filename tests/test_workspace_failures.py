@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lsp_verify.workspace import Workspace
+from lsp_verify.workspace.run import Workspace
 
 
 class UI:
@@ -106,7 +106,7 @@ async def test_a_pull_wait_that_fails_is_logged_and_its_bound_is_not(
     error: Exception,
     logged: bool,
 ) -> None:
-    import lsp_verify.folder as folder_module
+    import lsp_verify.workspace.folder as folder_module
 
     workspace = Workspace(UI())  # type: ignore[arg-type]
     folder = workspace.add_folder(tmp_path.as_uri())
@@ -130,7 +130,7 @@ async def test_a_pull_wait_that_fails_is_logged_and_its_bound_is_not(
 
 
 def test_a_flood_of_settings_problems_pops_up_a_few_and_logs_every_one(tmp_path: Path) -> None:
-    from lsp_verify.folder import MAX_SHOWN
+    from lsp_verify.workspace.folder import MAX_SHOWN
 
     shown: list[str] = []
     ui = UI()

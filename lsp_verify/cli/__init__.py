@@ -70,7 +70,7 @@ def _main(argv: Sequence[str] | None) -> int:
     standalone = argv is None
     if words in ([], ["serve"], ["--stdio"], ["serve", "--stdio"]):
         # What editors start: straight to the server, without building the parser.
-        from lsp_verify.reaper import keep_behind
+        from lsp_verify.running.reaper import keep_behind
 
         return _serve(standalone)
 
@@ -84,7 +84,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         return explain_main(args.dir)
     if args.cmd == "check":
-        from lsp_verify.reaper import keep_behind
+        from lsp_verify.running.reaper import keep_behind
 
         keep_behind(standalone)
         from lsp_verify.cli.check import check_main
@@ -98,10 +98,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _serve(standalone: bool) -> int:
-    from lsp_verify.reaper import keep_behind
+    from lsp_verify.running.reaper import keep_behind
 
     keep_behind(standalone)
-    from lsp_verify.server import serve
+    from lsp_verify.lsp.server import serve
 
     code = serve()
     if standalone:

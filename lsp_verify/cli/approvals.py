@@ -68,7 +68,7 @@ def approvals_main(cmd: str, dir: str | None) -> int:
 
 
 def _approve(store: TrustStore, folder: str) -> int:
-    from lsp_verify.plan import make_plan
+    from lsp_verify.planning.plan import make_plan
 
     plan = make_plan(folder)
     if plan.command is None:

@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import TextIO
 
 from lsp_verify.cli import folder_problem
-from lsp_verify.execute import execute_plan
-from lsp_verify.plan import Plan, make_plan, plan_to_json
-from lsp_verify.project_file import load_project_file
-from lsp_verify.reaper import claim_children, sweep
+from lsp_verify.config.project_file import load_project_file
+from lsp_verify.config.settings import Settings, effective_settings, parse_settings
+from lsp_verify.planning.plan import Plan, make_plan, plan_to_json
 from lsp_verify.record import Record, matcher_errors_text
-from lsp_verify.settings import Settings, effective_settings, parse_settings
+from lsp_verify.running.execute import execute_plan
+from lsp_verify.running.reaper import claim_children, sweep
 
 EXIT_NO_PLAN = 3
 EXIT_USAGE = 2

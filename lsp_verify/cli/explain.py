@@ -6,11 +6,11 @@ import json
 import os
 import sys
 
-from lsp_verify.arrange import arrangement_json
 from lsp_verify.cli import folder_problem
-from lsp_verify.plan import make_plan, plan_to_json
-from lsp_verify.project_file import load_project_file
-from lsp_verify.settings import SettingsMessage, effective_settings
+from lsp_verify.config.project_file import load_project_file
+from lsp_verify.config.settings import SettingsMessage, effective_settings
+from lsp_verify.planning.arrange import arrangement_json
+from lsp_verify.planning.plan import make_plan, plan_to_json
 
 EXIT_USAGE = 2
 

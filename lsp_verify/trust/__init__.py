@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lsp_verify.plan import Plan, plan_fingerprint
+from lsp_verify.planning.plan import Plan, plan_fingerprint
 from lsp_verify.trust.store import (
     APPROVED,
     REFUSED,

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from lsp_verify.plan import Plan, plan_fingerprint
-from lsp_verify.project_file import read_limited
+from lsp_verify.config.project_file import read_limited
+from lsp_verify.planning.plan import Plan, plan_fingerprint
 from lsp_verify.record import now_iso
 
 if sys.platform != "win32":

@@ -1,0 +1,1 @@
+"""Settings: the editor's and `.lsp-verify.toml`, parsed with messages."""

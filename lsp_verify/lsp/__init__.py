@@ -1,0 +1,1 @@
+"""The language server: pygls handlers, the `verify.*` commands, the stdio transport."""

@@ -1,0 +1,1 @@
+"""Which command runs, and how a run is arranged: the plan, the detector, the steps."""

@@ -1,0 +1,1 @@
+"""What a run leaves for the client: diagnostics, streamed failures, the run's view."""

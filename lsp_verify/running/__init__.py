@@ -1,0 +1,1 @@
+"""Running a plan: steps in a process group, their output, and nothing left behind."""
