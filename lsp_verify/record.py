@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # only types: the server imports this before it answers `initialize`
-    from lsp_verify.planning.plan import Plan
     from lsp_verify.problems.base import Problem
 
 Outcome = Literal["passed", "failed", "timed-out", "cancelled", "skipped", "declined", "no-plan"]
@@ -126,53 +125,6 @@ def problem_to_json(problem: Problem) -> dict[str, Any]:
             for r in problem.related
         ],
     }
-
-
-def record_for_plan(
-    plan: Plan,
-    *,
-    trigger: Trigger,
-    outcome: Outcome,
-    reason: str | None = None,
-    document: str | None = None,
-    started_at: str | None = None,
-    duration_ms: int = 0,
-    exit_code: int | None = None,
-    tail: tuple[str, ...] = (),
-    problems: tuple[Problem, ...] = (),
-    failed_first: str | None = None,
-    phases: tuple[Phase, ...] = (),
-    command: str | None = None,
-    matcher_errors: int = 0,
-) -> Record:
-    """The record of a run of `plan`: by default one that never started (no plan, declined,
-    skipped before spawning); a finished run gives what its process did. `command`: the
-    command as it ran, where lsp-verify arranged it (`--ff`); the fingerprint stays the plan's."""
-    from lsp_verify.planning.plan import plan_id  # loaded by now: the plan exists
-
-    ran = command is not None and command != plan.command
-    return Record(
-        folder=plan.folder,
-        command=command if ran else plan.command,
-        source=plan.source,
-        runner=plan.runner,
-        reason=reason if reason is not None else plan.reason,
-        manifest=plan.manifest,
-        fingerprint=plan_id(plan),
-        manifest_sha256=plan.manifest_sha256,
-        steps=(command,) if ran and command is not None else plan.steps,
-        trigger=trigger,
-        started_at=started_at if started_at is not None else now_iso(),
-        duration_ms=duration_ms,
-        exit_code=exit_code,
-        outcome=outcome,
-        tail=tail,
-        problems=problems,
-        document=document,
-        failed_first=failed_first,
-        phases=phases,
-        matcher_errors=matcher_errors,
-    )
 
 
 def failure_header(record: Record) -> str:

@@ -22,10 +22,15 @@ import json
 import os
 import stat
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lsp_verify.config.project_file import ProjectFile, describe_os_error, load_project_file
 from lsp_verify.config.settings import PROJECT_FILE, ParsedSettings, effective_settings, show
 from lsp_verify.planning.detect import MAKEFILES, RULES, Match, Root
+from lsp_verify.record import Outcome, Phase, Record, Trigger, now_iso
+
+if TYPE_CHECKING:
+    from lsp_verify.problems.base import Problem
 
 
 @dataclass(frozen=True)
@@ -381,3 +386,48 @@ def _fingerprint(
         separators=(",", ":"),
     )
     return fingerprint(canonical.encode("ascii"))
+
+
+def record_for_plan(
+    plan: Plan,
+    *,
+    trigger: Trigger,
+    outcome: Outcome,
+    reason: str | None = None,
+    document: str | None = None,
+    started_at: str | None = None,
+    duration_ms: int = 0,
+    exit_code: int | None = None,
+    tail: tuple[str, ...] = (),
+    problems: tuple[Problem, ...] = (),
+    failed_first: str | None = None,
+    phases: tuple[Phase, ...] = (),
+    command: str | None = None,
+    matcher_errors: int = 0,
+) -> Record:
+    """The record of a run of `plan`: by default one that never started (no plan, declined,
+    skipped before spawning); a finished run gives what its process did. `command`: the
+    command as it ran, where lsp-verify arranged it (`--ff`); the fingerprint stays the plan's."""
+    ran = command is not None and command != plan.command
+    return Record(
+        folder=plan.folder,
+        command=command if ran else plan.command,
+        source=plan.source,
+        runner=plan.runner,
+        reason=reason if reason is not None else plan.reason,
+        manifest=plan.manifest,
+        fingerprint=plan_id(plan),
+        manifest_sha256=plan.manifest_sha256,
+        steps=(command,) if ran and command is not None else plan.steps,
+        trigger=trigger,
+        started_at=started_at if started_at is not None else now_iso(),
+        duration_ms=duration_ms,
+        exit_code=exit_code,
+        outcome=outcome,
+        tail=tail,
+        problems=problems,
+        document=document,
+        failed_first=failed_first,
+        phases=phases,
+        matcher_errors=matcher_errors,
+    )

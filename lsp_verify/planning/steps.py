@@ -16,10 +16,21 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lsp_verify.planning.plan import Plan, fingerprint
-from lsp_verify.running.runner import Step
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command to run as it stands: `sh -c command` in `cwd` with `env`, to which the
+    runner adds only the run's marker (`reaper.MARKER_VAR`)."""
+
+    command: str
+    env: Mapping[str, str]
+    cwd: str
+
 
 __all__ = ["Ready", "prepared"]
 

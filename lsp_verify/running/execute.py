@@ -12,11 +12,11 @@ from typing import Callable, Literal
 
 from lsp_verify.config.settings import Settings
 from lsp_verify.planning.arrange import arrange
-from lsp_verify.planning.plan import Plan
+from lsp_verify.planning.plan import Plan, record_for_plan
 from lsp_verify.planning.steps import prepared
 from lsp_verify.problems import make_sink
 from lsp_verify.problems.base import LineSink, Problem
-from lsp_verify.record import Phase, Record, Trigger, record_for_plan
+from lsp_verify.record import Phase, Record, Trigger
 from lsp_verify.running.runner import Hooks, RunResult, run_steps
 
 ENDED_BY_QUICK = (

@@ -18,9 +18,10 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from lsp_verify.planning.steps import Step
 from lsp_verify.problems.base import LineSink, NullSink, Problem
 from lsp_verify.record import Outcome, utc_iso
 from lsp_verify.running import reaper
@@ -30,7 +31,6 @@ __all__ = [
     "NEEDS_UNIX",
     "Hooks",
     "RunResult",
-    "Step",
     "run_steps",
     "timeout_marker",
 ]
@@ -45,16 +45,6 @@ NEEDS_UNIX = (
 # cannot kill still holds the pipe.
 _KILL_WAIT_S = 0.2
 _EOF_GRACE_S = 0.1
-
-
-@dataclass(frozen=True)
-class Step:
-    """One command to run as it stands: `sh -c command` in `cwd` with `env`, to which the
-    runner adds only the run's marker (`reaper.MARKER_VAR`)."""
-
-    command: str
-    env: Mapping[str, str]
-    cwd: str
 
 
 @dataclass(frozen=True)

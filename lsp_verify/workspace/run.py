@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from lsp_verify.config.settings import LogLevel
 from lsp_verify.globs import matches_any
-from lsp_verify.record import Record, Trigger, log_line, record_for_plan
+from lsp_verify.record import Record, Trigger, log_line
 from lsp_verify.results.approval import (
     HOW_TO_APPROVE,
     approval_entries,
@@ -146,6 +146,7 @@ class Workspace(Folders):
     async def _job(self, request: RunRequest) -> Record:
         from lsp_verify.results.live_output import OutputStream
         from lsp_verify.results.streaming import LiveProblems
+        from lsp_verify.planning.plan import record_for_plan
         from lsp_verify.running.execute import execute_plan
 
         folder = self.folders.get(request.folder)
