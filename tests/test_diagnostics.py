@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 
-from lsp_verify.lsp.transport import publish_message
+from lsp_verify.lsp.messages import publish_message
 from lsp_verify.problems import Problem, make_sink
 from lsp_verify.results import positions
 from lsp_verify.results.diagnostics import (

@@ -70,7 +70,7 @@ def test_explain_prints_the_plan(tmp_path: Path) -> None:
     )
     status, document = run_explain(str(tmp_path))
     assert status == 0
-    assert set(document) == SPEC_KEYS | ARRANGED_KEYS | {"messages"}
+    assert set(document) == SPEC_KEYS | ARRANGED_KEYS | {"messages", "settings"}
     assert document["folder"] == str(tmp_path)
     assert document["source"] == "detected"
     assert document["runner"] == "npm"
@@ -202,7 +202,7 @@ def test_explain_returns_for_arbitrary_manifest_bytes(files: dict[str, bytes]) -
             Path(folder, name).write_bytes(data)
         status, document = run_explain(folder)
         assert status == 0
-        assert set(document) == SPEC_KEYS | ARRANGED_KEYS | {"messages"}
+        assert set(document) == SPEC_KEYS | ARRANGED_KEYS | {"messages", "settings"}
         rules = document["rules"]
         assert isinstance(rules, list) and len(rules) == 8
         matched = [r["runner"] for r in rules if r["matched"]]
@@ -258,3 +258,21 @@ def test_explain_honours_the_project_files_switch(tmp_path: Path) -> None:
     assert document["runs"] == "pytest -x -q"
     assert document["failedFirst"] == "failed first: off (failedFirst is false)"
     assert document["messages"] == []
+
+
+async def test_the_command_and_the_cli_give_one_explain_document(
+    tmp_path: Path, state: Path
+) -> None:
+    """`verify.explain` and `lsp-verify explain` print the same document for a folder whose
+    client has no settings of its own, `.lsp-verify.toml` problems and settings included."""
+    from tests.lsp_session import session
+
+    (tmp_path / "Makefile").write_text("test:\n\t@true\n")
+    (tmp_path / ".lsp-verify.toml").write_text("failedFirst = false\nnoSuchKey = 1\n")
+    status, printed = run_explain(str(tmp_path))
+    assert status == 0
+    async with session(tmp_path, state=state) as s:
+        answered = await s.command("verify.explain", tmp_path.as_uri())
+    assert answered == printed
+    assert printed["settings"]["failedFirst"] is False
+    assert any("noSuchKey" in m for m in printed["messages"])

@@ -88,7 +88,7 @@ async def test_the_token_is_used_once_the_client_answered(
     }
     assert report == {"kind": "report", "message": "testing", "cancellable": True}
     # The client's cancel of the token cancels the run.
-    ls.transport.initialize_seen = True
+    ls.transport.lifecycle.initialize_seen = True
     cancel = {"token": progress.token}
     assert ls.transport.dispatch(
         json.dumps(
@@ -142,7 +142,7 @@ async def test_shutdown_cancelling_the_open_create_is_quiet(
     progress = RunProgress(ls, "make test", asyncio.Event())
     with caplog.at_level(logging.DEBUG):
         ls.transport.outgoing.stop()
-        ls.verify.closing = True
+        ls.state.closing = True
         await turns()
         progress.line("compiling")
         progress.end("cancelled")

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from lsp_verify.lsp.framing import Framing
-from lsp_verify.lsp.transport import _CancelRaceAtDebug
+from lsp_verify.lsp.serving import CancelRaceAtDebug
 from tests.lsp_session import server_env
 from tests.raw_client import RawServer, did_save, frame, initialize, show_last_run
 
@@ -132,7 +132,7 @@ def test_a_cancel_for_an_answered_request_is_no_warning(
 def test_only_that_warning_of_pygls_is_lowered() -> None:
     def record(message: str, *args: object) -> logging.LogRecord:
         made = logging.LogRecord("pygls", logging.WARNING, __file__, 1, message, args, None)
-        assert _CancelRaceAtDebug().filter(made)
+        assert CancelRaceAtDebug().filter(made)
         return made
 
     assert record('Cancel notification for unknown message id "%s"', "10").levelno == logging.DEBUG

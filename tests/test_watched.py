@@ -12,7 +12,8 @@ from lsp_verify.config.settings import parse_settings
 from lsp_verify.globs import matches_any
 from lsp_verify.uris import relative_to, uri_to_path
 from lsp_verify.workspace.ignore import NEVER_TRIGGERS
-from lsp_verify.workspace.run import Workspace
+from lsp_verify.workspace.state import State
+from lsp_verify.workspace.watched import trigger_changed
 
 FOLDERS = ["/w", "/w/sub", "/v"]
 DELETED = 3
@@ -36,7 +37,7 @@ class NoClient:
         return lambda *args, **kwargs: None
 
 
-def expected(server: Workspace, changes: list[tuple[str, int]]) -> dict[str, str | None]:
+def expected(server: State, changes: list[tuple[str, int]]) -> dict[str, str | None]:
     """Each change on its own, as on_watched used to take them: the folders triggered and,
     for each, the document its last trigger left (a trigger without one keeps the last)."""
     result: dict[str, str | None] = {}
@@ -77,7 +78,7 @@ change = st.tuples(
 def test_one_trigger_per_folder_as_the_change_by_change_rules_leave_it(
     changes: list[tuple[str, int]], globs: list[str], run_on: str
 ) -> None:
-    server = Workspace(NoClient())  # type: ignore[arg-type]
+    server = State(NoClient())  # type: ignore[arg-type]
     triggered: dict[str, list[Any]] = {}
     for path in FOLDERS:
         folder = server.add_folder("file://" + path)
@@ -90,5 +91,5 @@ def test_one_trigger_per_folder_as_the_change_by_change_rules_leave_it(
 
         folder.verifier.trigger = trigger  # type: ignore[method-assign,assignment]
     want = expected(server, changes)
-    server.on_watched(changes)
+    trigger_changed(server, changes)
     assert triggered == {path: [("save", document)] for path, document in want.items()}

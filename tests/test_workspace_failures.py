@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from lsp_verify.workspace.run import Workspace
+from lsp_verify.workspace import commands, configure
+from lsp_verify.workspace.state import State
 
 
 class UI:
@@ -50,11 +51,11 @@ class UI:
 async def test_a_settings_load_that_raises_leaves_the_folder_ready(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    workspace = Workspace(UI(configuration=RuntimeError("boom")))  # type: ignore[arg-type]
+    workspace = State(UI(configuration=RuntimeError("boom")))  # type: ignore[arg-type]
     folder = workspace.add_folder(tmp_path.as_uri())
     assert folder is not None
     with caplog.at_level(logging.ERROR, "lsp_verify"):
-        await workspace.load_settings([folder])
+        await configure.load_settings(workspace, [folder])
     assert folder.ready.is_set()
     assert any("RuntimeError: boom" in r.getMessage() for r in caplog.records)
 
@@ -62,16 +63,16 @@ async def test_a_settings_load_that_raises_leaves_the_folder_ready(
 async def test_settings_that_fail_to_parse_leave_the_folder_ready(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    workspace = Workspace(UI())  # type: ignore[arg-type]
+    workspace = State(UI())  # type: ignore[arg-type]
     folder = workspace.add_folder(tmp_path.as_uri())
     assert folder is not None
 
     def broken(value: object, origin: str) -> Any:
         raise ValueError("a bug in the parser")
 
-    monkeypatch.setattr(workspace, "_parse", broken)
+    monkeypatch.setattr(configure, "parse", lambda state, value, origin: broken(value, origin))
     with caplog.at_level(logging.ERROR, "lsp_verify"):
-        await workspace.load_settings([folder])
+        await configure.load_settings(workspace, [folder])
     assert folder.ready.is_set()
     assert folder.editor is None  # the defaults apply
     assert any("a bug in the parser" in r.getMessage() for r in caplog.records)
@@ -80,7 +81,7 @@ async def test_settings_that_fail_to_parse_leave_the_folder_ready(
 async def test_a_background_task_that_fails_is_logged(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    workspace = Workspace(UI())  # type: ignore[arg-type]
+    workspace = State(UI())  # type: ignore[arg-type]
 
     async def fails() -> None:
         raise KeyError("lost")
@@ -106,20 +107,18 @@ async def test_a_pull_wait_that_fails_is_logged_and_its_bound_is_not(
     error: Exception,
     logged: bool,
 ) -> None:
-    import lsp_verify.workspace.folder as folder_module
-
-    workspace = Workspace(UI())  # type: ignore[arg-type]
+    workspace = State(UI())  # type: ignore[arg-type]
     folder = workspace.add_folder(tmp_path.as_uri())
     assert folder is not None
-    await workspace.load_settings([folder])
+    await configure.load_settings(workspace, [folder])
     release = folder.holds.hold()  # a held trigger: the pull waits for it
 
     async def broken(*args: Any) -> None:
         raise error
 
-    monkeypatch.setattr(folder_module, "settle", broken)
+    monkeypatch.setattr(commands, "settle", broken)
     with caplog.at_level(logging.ERROR, "lsp_verify"):
-        await workspace.wait_for_pending(None)
+        await commands.wait_for_pending(workspace, None)
     lines = [r.getMessage() for r in caplog.records]
     if logged:
         (line,) = lines
@@ -130,13 +129,13 @@ async def test_a_pull_wait_that_fails_is_logged_and_its_bound_is_not(
 
 
 def test_a_flood_of_settings_problems_pops_up_a_few_and_logs_every_one(tmp_path: Path) -> None:
-    from lsp_verify.workspace.folder import MAX_SHOWN
+    from lsp_verify.workspace.state import MAX_SHOWN
 
     shown: list[str] = []
     ui = UI()
     ui.show_warning = shown.append  # type: ignore[method-assign]
-    workspace = Workspace(ui)  # type: ignore[arg-type]
-    workspace._parse({f"unknown{n}": 1 for n in range(50)}, "settings")
+    workspace = State(ui)  # type: ignore[arg-type]
+    configure.parse(workspace, {f"unknown{n}": 1 for n in range(50)}, "settings")
     assert len(shown) == MAX_SHOWN + 1
     assert shown[-1] == "verify: more problems with the settings; the log has them all"
     assert sum("unknown" in line for line in ui.logged) == 50

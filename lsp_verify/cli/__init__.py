@@ -11,6 +11,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
+# The exit statuses of every command, named once (`check` also passes the verified command's
+# own status through when it failed).
+EXIT_OK = 0
+EXIT_FAILED = 1  # the command failed, or what was asked could not be done (a store unwritten)
+EXIT_USAGE = 2  # a bad argument or option, a DIR that is not a folder
+EXIT_NOTHING = 3  # nothing ran (no plan, a skipped run), or nothing to approve
+EXIT_TIMEOUT = 124  # the run was killed at its timeout (timeout(1)'s status)
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+
 
 def _parser() -> argparse.ArgumentParser:
     import argparse
@@ -61,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `lsp-verify explain | head`: the reader left; say nothing more, like other tools.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 1
+        return EXIT_FAILED
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from lsp_verify.cli import folder_problem
+from lsp_verify.cli import EXIT_FAILED, EXIT_NOTHING, EXIT_OK, EXIT_USAGE, folder_problem
 from lsp_verify.trust import Decision, TrustStore, describe, needs_question
 
 
@@ -43,7 +43,7 @@ def approvals_main(cmd: str, dir: str | None) -> int:
         problem = folder_problem(given)
         if problem is not None:
             print(f"lsp-verify {cmd}: {given}: {problem}", file=sys.stderr)
-            return 2
+            return EXIT_USAGE
         folder = os.path.realpath(given)
     store = TrustStore()
     try:
@@ -54,15 +54,15 @@ def approvals_main(cmd: str, dir: str | None) -> int:
             assert folder is not None
             done, removed = store.revoke_checked(folder)
             if not done:
-                return 1
+                return EXIT_FAILED
             print(f"revoked {removed} decision{'s' if removed != 1 else ''} for {folder}")
-            return 0
+            return EXIT_OK
         if cmd == "approvals":
             for decision in store.decisions(folder):
                 print(_as_json(decision))
-            return 0
+            return EXIT_OK
         print(f"lsp-verify: unknown command {cmd!r}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     finally:
         _print_warnings(store)
 
@@ -73,14 +73,14 @@ def _approve(store: TrustStore, folder: str) -> int:
     plan = make_plan(folder)
     if plan.command is None:
         print(f"nothing to approve in {folder}: {plan.reason}")
-        return 3
+        return EXIT_NOTHING
     if not needs_question(plan):
         print(f"nothing to approve in {folder}: the command comes from the editor's settings")
-        return 3
+        return EXIT_NOTHING
     print("approving:")
     for line in describe(plan):
         print(f"  {line}")
     if not store.approve(plan):
-        return 1
+        return EXIT_FAILED
     print("approved: the server runs this plan without asking until it changes")
-    return 0
+    return EXIT_OK

@@ -18,18 +18,21 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from lsp_verify.cli import folder_problem
+from lsp_verify.cli import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_NOTHING,
+    EXIT_OK,
+    EXIT_TIMEOUT,
+    EXIT_USAGE,
+    folder_problem,
+)
 from lsp_verify.config.project_file import load_project_file
 from lsp_verify.config.settings import Settings, effective_settings, parse_settings
 from lsp_verify.planning.plan import Plan, make_plan, plan_to_json
 from lsp_verify.record import Record, matcher_errors_text
 from lsp_verify.running.execute import execute_plan
 from lsp_verify.running.reaper import claim_children, sweep
-
-EXIT_NO_PLAN = 3
-EXIT_USAGE = 2
-EXIT_TIMEOUT = 124
-EXIT_INTERRUPTED = 130
 
 
 def check_main(args: argparse.Namespace) -> int:
@@ -67,7 +70,7 @@ def check_main(args: argparse.Namespace) -> int:
         else:
             print(f"lsp-verify: no plan for {folder_path}: {plan.reason}")
             print("  (`lsp-verify explain` lists every rule looked at)")
-        return EXIT_NO_PLAN
+        return EXIT_NOTHING
 
     claim_children()
     # The elapsed line goes to a terminal's stderr, so that stdout stays the report alone.
@@ -114,16 +117,16 @@ async def _run(plan: Plan, settings: Settings, progress: _Progress | None) -> Re
 
 def exit_status(record: Record) -> int:
     if record.outcome == "passed":
-        return 0
+        return EXIT_OK
     if record.outcome == "timed-out":
         return EXIT_TIMEOUT
     if record.outcome in ("skipped", "no-plan"):
-        return EXIT_NO_PLAN
+        return EXIT_NOTHING
     if record.outcome == "cancelled":
         return EXIT_INTERRUPTED
     if record.exit_code:
         return record.exit_code
-    return 1
+    return EXIT_FAILED
 
 
 def outcome_line(record: Record) -> str:

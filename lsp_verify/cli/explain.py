@@ -6,24 +6,17 @@ import json
 import os
 import sys
 
-from lsp_verify.cli import folder_problem
+from lsp_verify.cli import EXIT_OK, EXIT_USAGE, folder_problem
 from lsp_verify.config.project_file import load_project_file
-from lsp_verify.config.settings import SettingsMessage, effective_settings
-from lsp_verify.planning.arrange import arrangement_json
-from lsp_verify.planning.plan import make_plan, plan_to_json
-
-EXIT_USAGE = 2
-
-
-def message_text(message: SettingsMessage) -> str:
-    if message.line is None:
-        return message.text
-    return f"line {message.line}: {message.text}"
+from lsp_verify.config.settings import effective_settings
+from lsp_verify.planning.explain import explain_document
+from lsp_verify.planning.plan import make_plan
 
 
 def explain_main(dir: str) -> int:
-    """Print the plan of `dir` (JSON, indent 2) with the problems of its .lsp-verify.toml
-    under the extra key "messages". 0 also when there is no plan; 2 when DIR is no folder."""
+    """Print the explain document of `dir` (JSON, indent 2): the same as `verify.explain`
+    for a client without settings of its own. 0 also when there is no plan; 2 when DIR is
+    no folder."""
     problem = folder_problem(dir)
     if problem is not None:
         print(f"lsp-verify explain: {dir}: {problem}", file=sys.stderr)
@@ -31,9 +24,6 @@ def explain_main(dir: str) -> int:
     folder = os.path.abspath(dir)
     project = load_project_file(folder)
     plan = make_plan(folder, None, project=project)
-    enabled = effective_settings(None, project).failed_first
-    document = {**plan_to_json(plan), **arrangement_json(plan, enabled)}
-    messages = project.parsed.messages if project is not None else ()
-    document["messages"] = [message_text(m) for m in messages]
+    document = explain_document(plan, effective_settings(None, project), project)
     print(json.dumps(document, indent=2))
-    return 0
+    return EXIT_OK

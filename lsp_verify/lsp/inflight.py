@@ -159,6 +159,11 @@ class Commands:
         task.cancel()
         return True
 
+    def cancel_all(self) -> None:
+        """The server ends: every command still running is cancelled (and so answered)."""
+        for task in list(self._running.values()):
+            task.cancel()
+
     async def finish(self, grace: float) -> None:
         """Shutdown: let what is about to answer answer, then cancel the rest (each is
         answered as cancelled)."""

@@ -57,7 +57,7 @@ class RunProgress:
             self.latest = text
             return
         now = asyncio.get_running_loop().time()
-        if now - self.last >= PROGRESS_INTERVAL and not self.server.verify.closing:
+        if now - self.last >= PROGRESS_INTERVAL and not self.server.state.closing:
             self.last = now
             self._send(types.WorkDoneProgressReport(message=text[:200], cancellable=True))
 
@@ -66,7 +66,7 @@ class RunProgress:
         state, self.state = self.state, "silent"
         self._create.cancel()  # an unanswered create is withdrawn
         self._waiter.cancel()
-        if state == "shown" and not self.server.verify.closing:
+        if state == "shown" and not self.server.state.closing:
             self._send(types.WorkDoneProgressEnd(message=outcome))
 
     async def _answered(self, answer: asyncio.Future[Any]) -> None:
@@ -78,7 +78,7 @@ class RunProgress:
             if self.state == "asked":
                 self.state = "silent"
             return
-        if self.state != "asked" or self.server.verify.closing:
+        if self.state != "asked" or self.server.state.closing:
             return
         self.state = "shown"
         self._send(

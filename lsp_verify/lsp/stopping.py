@@ -14,10 +14,23 @@ still running and ends the process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING, Any
+
+from lsp_verify.lsp.inflight import bounded
+
+if TYPE_CHECKING:
+    from lsp_verify.lsp.transport import Transport
+
+# How long a stop may take. The runs are killed within CLOSE_S; the process is gone within
+# FORCE_EXIT_S whatever else is pending (SPEC 4: nothing the server started outlives it).
+CLOSE_S = 1.0
+FORCE_EXIT_S = 1.6
+SHUTDOWN_GRACE_S = 0.2  # for commands about to answer when shutdown arrives
 
 
 def on_stop_signals(loop: asyncio.AbstractEventLoop, closed: asyncio.Future[int | None]) -> None:
@@ -65,3 +78,31 @@ def force_exit_after(seconds: float, code: int) -> None:
     timer.daemon = True
     timer.name = "stop-deadline"
     timer.start()
+
+
+async def shut_down(transport: Transport, rid: Any) -> None:
+    """`shutdown`: stop every run, give up every wait on the client, answer every pending
+    request (as cancelled, when it cannot finish at once), then answer shutdown."""
+    transport.handlers.closing = True
+    await bounded(transport.handlers.close_all(), CLOSE_S, "stopping the runs")
+    transport.outgoing.stop()
+    await transport.commands.finish(SHUTDOWN_GRACE_S)
+    await _cancel_pygls_requests(transport)
+    transport.send_raw({"jsonrpc": "2.0", "id": rid, "result": None})
+
+
+async def _cancel_pygls_requests(transport: Transport) -> None:
+    """The client's requests pygls runs (pulls, code actions) that are still waiting; not
+    its notification handlers (pygls would raise their CancelledError in a callback)."""
+    futures = transport.server.protocol._request_futures
+    pending: list[Any] = [futures.get(rid) for rid in transport.pygls_requests]
+    tasks: list[asyncio.Future[Any]] = [
+        f for f in pending if isinstance(f, asyncio.Future) and not f.done()
+    ]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        with contextlib.suppress(asyncio.TimeoutError):
+            gathered = asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.wait_for(gathered, SHUTDOWN_GRACE_S)
+        await asyncio.sleep(0)  # pygls answers each in a done-callback

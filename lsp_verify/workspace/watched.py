@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING
 from lsp_verify.config.settings import Settings
 from lsp_verify.globs import matches_any
 from lsp_verify.uris import relative_to, uri_to_path
+from lsp_verify.workspace import triggers
 from lsp_verify.workspace.ignore import Chain, never_triggers_name
 
 if TYPE_CHECKING:
     from lsp_verify.workspace.folder import Folder
-    from lsp_verify.workspace.run import Workspace
+    from lsp_verify.workspace.state import State
 
 DELETED = 3  # FileChangeType.Deleted
 
 
-def trigger_changed(ws: Workspace, changes: Sequence[tuple[str, int]]) -> None:
+def trigger_changed(state: State, changes: Sequence[tuple[str, int]]) -> None:
     """Files changed on disk: (uri, FileChangeType) as workspace/didChangeWatchedFiles
     reports them.
 
@@ -42,7 +43,7 @@ def trigger_changed(ws: Workspace, changes: Sequence[tuple[str, int]]) -> None:
     # By the URI up to its last "/" (one with nothing to decode, no query, no fragment):
     # that directory's path, and _watched_place of it.
     places: dict[str, tuple[str, tuple[Folder, str, Chain | None] | None]] = {}
-    folder_names = {path.rpartition("/")[2] for path in ws.folders}
+    folder_names = {path.rpartition("/")[2] for path in state.folders}
     settled = 0
     for uri, kind in reversed(changes):
         head, _, name = uri.rpartition("/")
@@ -52,12 +53,12 @@ def trigger_changed(ws: Workspace, changes: Sequence[tuple[str, int]]) -> None:
             if parsed is None:
                 continue
             directory, _, parsed_name = parsed.rpartition("/")
-            known = (directory, _place(ws, directory or "/"))
+            known = (directory, _place(state, directory or "/"))
             if parsed_name == name and _NEEDS_URLPARSE.search(uri) is None:
                 places[head] = known
             name = parsed_name
         directory, place = known
-        folder = ws.folders.get(f"{directory}/{name}") if name in folder_names else None
+        folder = state.folders.get(f"{directory}/{name}") if name in folder_names else None
         if folder is not None:  # the workspace folder itself
             rel = "."
         elif (
@@ -73,19 +74,19 @@ def trigger_changed(ws: Workspace, changes: Sequence[tuple[str, int]]) -> None:
         elif batch.done:
             continue
         path = f"{directory}/{name}" if directory else f"/{name}"
-        _offer(ws, batch, (path, rel, uri, kind != DELETED))
+        _offer(state, batch, (path, rel, uri, kind != DELETED))
         if batch.done:
             settled += 1
-            if settled == len(ws.folders):
+            if settled == len(state.folders):
                 break
     for batch in batches.values():
-        _trigger(ws, batch)
+        _trigger(state, batch)
 
 
-def _place(ws: Workspace, directory: str) -> tuple[Folder, str, Chain | None] | None:
+def _place(state: State, directory: str) -> tuple[Folder, str, Chain | None] | None:
     """The folder holding `directory`, the prefix of its files' relative paths, and the
     ignore rules inside it (None when the directory itself is ignored)."""
-    folder = ws.folder_of(directory)
+    folder = state.folder_of(directory)
     rel = relative_to(folder.path, directory) if folder is not None else None
     if folder is None or rel is None:
         return None
@@ -94,7 +95,7 @@ def _place(ws: Workspace, directory: str) -> tuple[Folder, str, Chain | None] | 
     return folder, rel + "/", folder.ignore.chain(rel)
 
 
-def _offer(ws: Workspace, batch: _Batch, change: tuple[str, str, str, bool]) -> None:
+def _offer(state: State, batch: _Batch, change: tuple[str, str, str, bool]) -> None:
     """One change (path, rel, uri, exists), newer than those offered before it."""
     settings = batch.settings
     if settings is None:  # the folder's settings are not known yet
@@ -107,7 +108,7 @@ def _offer(ws: Workspace, batch: _Batch, change: tuple[str, str, str, bool]) -> 
     if not matches_any(settings.globs, rel):
         return
     echo = False
-    if ws.ui.document_text(uri) is None:
+    if state.ui.document_text(uri) is None:
         verdict = batch.folder.guard.verdict(path, batch.folder.path)
         if verdict == "drop":
             batch.folder.guard.dropped(uri)
@@ -120,7 +121,7 @@ def _offer(ws: Workspace, batch: _Batch, change: tuple[str, str, str, bool]) -> 
         batch.done = True
 
 
-def _trigger(ws: Workspace, batch: _Batch) -> None:
+def _trigger(state: State, batch: _Batch) -> None:
     folder = batch.folder
     if batch.settings is None:
 
@@ -128,12 +129,12 @@ def _trigger(ws: Workspace, batch: _Batch) -> None:
             batch.settings = folder.settings()
             waiting, batch.waiting = batch.waiting, []
             for change in waiting:
-                _offer(ws, batch, change)
+                _offer(state, batch, change)
                 if batch.done:
                     break
-            _trigger(ws, batch)
+            _trigger(state, batch)
 
-        ws.when_ready(folder, when_ready)
+        triggers.when_ready(state, folder, when_ready)
     elif batch.triggers:
         folder.guard.note(batch.echo)
         folder.verifier.trigger("save", batch.document)
