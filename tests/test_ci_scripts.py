@@ -1,10 +1,13 @@
-"""The CI's apt install scripts, with dpkg-query, apt-get and sudo stubbed on PATH: nothing is
-installed for real, and what would be run is recorded."""
+"""The CI's scripts with the commands they run stubbed: the apt install scripts (dpkg-query,
+apt-get and sudo on PATH), .ci/pygls-newest.sh (the environments' Python) and .ci/run's stages
+(every tool and script it calls). Nothing is installed for real; what would be run is
+recorded."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -230,3 +233,200 @@ def test_a_failed_look_up_of_the_newest_pygls_fails(tmp_path: Path) -> None:
     out, log = newest(tmp_path, "", status=1)
     assert "could not tell which pygls is the newest" in out
     assert log == []
+
+
+# -- .ci/run's stages, in a copy of the repository whose commands are stubbed ----------------
+
+# Every command .ci/run runs, recorded as "NAME ARGS"; pytest with the environment the tests
+# read. $FAIL names a command that fails (exit 3); pytest exits $PYTEST_STATUS.
+RECORDER = """#!/usr/bin/env bash
+name=${STUB_NAME:-$(basename "$0")}
+line="$name $*"
+if [ "$name" = python ] && [ "$1 $2" = "-m pytest" ]; then
+    line="$line (fuzz ${LSP_VERIFY_FUZZ_SECONDS:-} node ${LSP_VERIFY_NODE_TOOLS:-}"
+    line="$line opencode ${LSP_VERIFY_OPENCODE:-} PATH ${PATH%%:*})"
+fi
+echo "$line" >> "$LOG"
+case "$name $1 $2" in
+    "python3 -m venv")
+        mkdir -p "$3/bin"
+        for tool in python ruff mypy lint-imports; do
+            cp "$0" "$3/bin/$tool"
+        done ;;
+esac
+if [ -n "${FAIL:-}" ] && [[ "$line" == "$FAIL"* ]]; then exit 3; fi
+if [ "$name $1 $2" = "python -m pytest" ]; then exit "${PYTEST_STATUS:-0}"; fi
+exit 0
+"""
+
+# The scripts .ci/run calls, each replaced by a recorder in the copy.
+CALLED = [
+    ".ci/install-editors.sh",
+    ".ci/install-tools.sh",
+    ".ci/pygls-newest.sh",
+    ".ci/vscode.sh",
+    "tests/tools/install-node-tools.sh",
+    "tests/tools/install-opencode.sh",
+]
+
+ORDER = ["lint", "types", "imports", "unit", "e2e", "bench", "vscode"]
+
+
+def ci_run(
+    tmp_path: Path, *args: str, status: int = 0, venv: bool = True, **env_vars: str
+) -> tuple[str, list[str]]:
+    """`bash .ci/run ARGS` in a copy of the repository: its output and what it ran, with the
+    temporary folder written T."""
+    repo = tmp_path / "repo"
+    (repo / ".ci").mkdir(parents=True)
+    shutil.copy(CI / "run", repo / ".ci" / "run")
+    for script in CALLED:
+        (repo / script).parent.mkdir(parents=True, exist_ok=True)
+        (repo / script).write_text(f'STUB_NAME="bash {script}" exec "$RECORDER" "$@"\n')
+    recorder = tmp_path / "recorder"
+    recorder.write_text(RECORDER)
+    recorder.chmod(0o755)
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    shutil.copy(recorder, stubs / "python3")
+    if venv:
+        (tmp_path / "venv" / "bin").mkdir(parents=True)
+        for tool in ("python", "ruff", "mypy", "lint-imports"):
+            shutil.copy(recorder, tmp_path / "venv" / "bin" / tool)
+    log = tmp_path / "log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LSP_VERIFY_")}
+    env.update(
+        PATH=f"{stubs}{os.pathsep}{os.environ['PATH']}",
+        LOG=str(log),
+        RECORDER=str(recorder),
+        LSP_VERIFY_VENV=str(tmp_path / "venv"),
+        LSP_VERIFY_CI_CACHE=str(tmp_path / "cache"),
+        **env_vars,
+    )
+    done = subprocess.run(
+        ["bash", str(repo / ".ci" / "run"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == status, out
+    ran = log.read_text().splitlines() if log.exists() else []
+    return out, [line.replace(str(tmp_path), "T") for line in ran]
+
+
+SETUP = [
+    "python -m pip install --quiet --upgrade pip",
+    "python -m pip install --quiet -e .[test]",
+]
+
+
+def stages_done(out: str) -> list[str]:
+    """The stages that ended, in order, each with its time checked and left out."""
+    ended = re.findall(r"^== (.+) done in \d+(?:\.\d)?s$", out, re.MULTILINE)
+    assert ended[0] == "python environment", out
+    assert re.search(r"^== done in \d+(?:\.\d)?s: python environment \d", out, re.MULTILINE)
+    return ended[1:]
+
+
+def test_one_stage_runs_alone_on_its_environment(tmp_path: Path) -> None:
+    out, ran = ci_run(tmp_path, "unit")
+    assert stages_done(out) == ["unit"]
+    assert ran == [
+        *SETUP,
+        "python -m pytest -m unit (fuzz  node  opencode  PATH T/venv/bin)",
+    ]
+
+
+def test_a_fresh_clone_gets_its_environment(tmp_path: Path) -> None:
+    out, ran = ci_run(tmp_path, "lint", venv=False)
+    assert stages_done(out) == ["lint"]
+    assert ran == [
+        "python3 -m venv T/venv",
+        *SETUP,
+        "ruff check lsp_verify tests benchmarks",
+        "ruff format --check lsp_verify tests benchmarks",
+    ]
+
+
+def test_every_stage_runs_in_order_when_none_is_named(tmp_path: Path) -> None:
+    out, ran = ci_run(tmp_path, CI="true")
+    assert stages_done(out) == ORDER
+    assert ran == [
+        *SETUP,
+        "ruff check lsp_verify tests benchmarks",
+        "ruff format --check lsp_verify tests benchmarks",
+        *(
+            f"mypy --strict --python-version 3.9 --platform {platform} lsp_verify"
+            for platform in ("linux", "darwin", "win32")
+        ),
+        "lint-imports --no-cache --no-logo",
+        "python -m pytest -m unit (fuzz  node  opencode  PATH T/venv/bin)",
+        # Only e2e installs the editors and tools, and sets what the tests find them by.
+        "bash .ci/install-editors.sh ",
+        "bash .ci/install-tools.sh ",
+        "bash tests/tools/install-node-tools.sh T/cache/node-tools",
+        "bash tests/tools/install-opencode.sh T/cache/opencode",
+        "python -m pytest -m not unit "
+        "(fuzz 120 node T/cache/node-tools opencode T/cache/opencode PATH T/venv/bin)",
+        "bash .ci/pygls-newest.sh T/venv T/cache/venv-pygls-newest",
+        "python benchmarks/detect.py --files 1000 --calls 50",
+        "python benchmarks/overhead.py --runs 20",
+        "python benchmarks/flood.py --mb 16",
+        "python benchmarks/lsp.py --starts 1 --rounds 5 --long-run 1",
+        "python benchmarks/adversarial.py --quick",
+        "python benchmarks/located.py",
+        "python benchmarks/feedback.py --quick",
+        "bash .ci/vscode.sh ",
+    ]
+    assert ci_run(tmp_path / "all", "all")[1] == ran
+
+
+def test_stages_named_run_once_in_their_order_with_pytest_s_arguments(tmp_path: Path) -> None:
+    out, ran = ci_run(
+        tmp_path,
+        "e2e",
+        "vscode",
+        "unit",
+        "e2e",
+        "--",
+        "-x",
+        "tests/a.py",
+        LSP_VERIFY_FUZZ_SECONDS="5",
+    )
+    assert stages_done(out) == ["unit", "e2e", "vscode"]
+    assert [line for line in ran[len(SETUP) :] if "install" not in line] == [
+        "python -m pytest -m unit -x tests/a.py (fuzz 5 node  opencode  PATH T/venv/bin)",
+        "python -m pytest -m not unit -x tests/a.py "
+        "(fuzz 5 node T/cache/node-tools opencode T/cache/opencode PATH T/venv/bin)",
+        "bash .ci/pygls-newest.sh T/venv T/cache/venv-pygls-newest -x tests/a.py",
+        "bash .ci/vscode.sh ",
+    ]
+
+
+@pytest.mark.parametrize("args", [["unit", "lnit"], ["-x"], ["all", "tests/a.py"]])
+def test_an_unknown_stage_is_a_usage_error(tmp_path: Path, args: list[str]) -> None:
+    out, ran = ci_run(tmp_path, *args, status=2)
+    assert f"unknown stage: {args[-1]}" in out
+    assert f"stages, run in this order: {' '.join(ORDER)}" in out
+    assert ran == []
+
+
+def test_a_failing_stage_stops_the_run_and_says_which(tmp_path: Path) -> None:
+    out, ran = ci_run(tmp_path, "lint", "types", status=3, FAIL="ruff format")
+    assert re.search(r"^== lint failed after \d+(?:\.\d)?s \(exit status 3\)$", out, re.M), out
+    assert ran[-1] == "ruff format --check lsp_verify tests benchmarks"
+    assert not any(line.startswith("mypy") for line in ran)
+
+
+@pytest.mark.parametrize("stage", ["unit", "e2e"])
+@pytest.mark.parametrize(("pytest_status", "status"), [(5, 1), (2, 2)])
+def test_pytest_collecting_nothing_or_failing_fails_the_stage(
+    tmp_path: Path, stage: str, pytest_status: int, status: int
+) -> None:
+    out, ran = ci_run(tmp_path, stage, "bench", status=status, PYTEST_STATUS=str(pytest_status))
+    assert ("pytest collected no tests: failing" in out) == (pytest_status == 5)
+    assert f"== {stage} failed after" in out
+    assert "pytest" in ran[-1]  # neither the newest pygls nor the benchmarks ran
