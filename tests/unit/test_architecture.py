@@ -200,15 +200,6 @@ def test_the_size_check_finds_every_offender(tmp_path: Path) -> None:
     ]
 
 
-# Over the limits when this was written, being split: lsp/transport.py (the module and its
-# Transport class), lsp/server.py, and the classes Folders (workspace/folder.py) and Workspace
-# (workspace/run.py). The reason lists every offender in one message; strict: once they all
-# fit, the test passes, which fails the suite until this mark is removed.
-TODAY = oversized(PACKAGE)
-WHY = "over the size limits: " + "; ".join(TODAY) if TODAY else "all fit now: remove this mark"
-
-
-@pytest.mark.xfail(strict=True, reason=WHY)
 def test_no_module_or_class_is_over_the_size_limits() -> None:
     assert oversized(PACKAGE) == [], (
         f"over {MAX_MODULE_LINES} lines a module or {MAX_CLASS_LINES} a class: "
