@@ -205,3 +205,38 @@ def test_no_module_or_class_is_over_the_size_limits() -> None:
         f"over {MAX_MODULE_LINES} lines a module or {MAX_CLASS_LINES} a class: "
         + "; ".join(oversized(PACKAGE))
     )
+
+
+def test_every_path_the_architecture_page_names_exists() -> None:
+    """docs/architecture.md is the map a maintainer reads first: every module, folder and
+    `module.py:name` it names must exist: relative to the repository, to lsp_verify/, or,
+    for a bare `module.py` in a row of the code map, to that row's subpackage."""
+    import ast
+    import re
+
+    root = PACKAGE.parent
+    token = re.compile(r"`([\w./-]+(?:\.py|/)(?::[\w.]+)?)`")
+    missing, seen = [], 0
+    for line in (root / "docs" / "architecture.md").read_text().splitlines():
+        named = token.findall(line)
+        context = next(
+            (PACKAGE / n for n in named if n.endswith("/") and (PACKAGE / n).is_dir()), None
+        )
+        for item in named:
+            seen += 1
+            path, _, name = item.partition(":")
+            bases = [root, PACKAGE] + ([context] if context is not None else [])
+            found = next((b / path for b in bases if (b / path).exists()), None)
+            if found is None:
+                missing.append(item)
+            elif name:
+                tree = ast.parse(found.read_text())
+                defined = {
+                    n.name
+                    for n in ast.walk(tree)
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                }
+                if not set(name.split(".")) <= defined:
+                    missing.append(item)
+    assert seen > 40  # the page names its modules
+    assert missing == [], missing
