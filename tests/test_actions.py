@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 
 from lsp_verify.lsp.actions import APPROVE, EXPLAIN, GO_TO_RAISE, RUN_AGAIN, SHOW_RUN
-from tests.lsp_session import Session, session, window_changed
+from tests.support.lsp_session import Session, session, window_changed
 
 FAILING = "echo 'src/calc.c:2:5: error: boom'; echo more output; exit 1"
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from tests.lsp_session import Session, server_env, session
-from tests.raw_client import RawServer, frame
+from tests.support.lsp_session import Session, server_env, session
+from tests.support.raw_client import RawServer, frame
 from tests.test_agents import (
     FAILING,
     PASSING,

@@ -18,7 +18,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LspSpecificationWarning, client_capabilities
 
-from tests.lsp_session import Session, session
+from tests.support.lsp_session import Session, session
 
 FAILING = "def test_answer():\n    assert 6 * 7 == 43\n"
 PASSING = "def test_answer():\n    assert 6 * 7 == 42\n"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.lsp_session import server_env
-from tests.procs import alive_with, unique_sleep
+from tests.support.lsp_session import server_env
+from tests.support.procs import alive_with, unique_sleep
 
 
 def check(

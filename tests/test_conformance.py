@@ -1,5 +1,5 @@
 """Every message the server sends, over whole sessions, checked against LSP 3.17 and
-lsprotocol's types (tests/conformance.py): for a client with rich capabilities, one that
+lsprotocol's types (tests/support/conformance.py): for a client with rich capabilities, one that
 declares nothing, one answering an approval question, pull clients with and without
 refreshSupport, and a push client. The verified command fails with located problems on lines
 of emoji, CJK and combining marks, as real tools print them (gcc 12, rustc 1.95, mypy 1.20,
@@ -22,8 +22,8 @@ import pytest
 from lsprotocol.converters import get_converter
 from pytest_lsp import client_capabilities
 
-from tests.conformance import check
-from tests.recorder import HOLD, Recorder, Reply
+from tests.support.conformance import check
+from tests.support.recorder import HOLD, Recorder, Reply
 
 # What the tools printed for these very lines (checked on this machine; see positions.py).
 FILES = {

@@ -12,7 +12,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from tests.lsp_session import Session, session
+from tests.support.lsp_session import Session, session
 
 NEVER_ASK = {"confirm": "never"}
 # Each slow test sleeps this long; the suite holds SLOW of them before the failing one.

@@ -10,7 +10,7 @@ import pytest
 
 from lsp_verify.record import Record
 from lsp_verify.results.live_output import MAX_RUN, OutputStream
-from tests.lsp_session import session
+from tests.support.lsp_session import session
 
 COUNTED = "for i in 1 2 3 4 5; do echo line $i; sleep 0.05; done; echo oops >&2; exit 2"
 

@@ -3,7 +3,7 @@ test_problems_bounds.py).
 
 Samples written inline here follow the documented formats of tools this machine does not
 have (clang, flake8, pylint, go); the recorded outputs of real tools are in
-tests/fixtures/problems and tested by test_problems_fixtures.py.
+tests/cases/outputs and tested by test_problems_fixtures.py.
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ from lsp_verify.problems.base import Problem
 from lsp_verify.problems.matcher import MAX_LINE
 from lsp_verify.record import log_line
 from lsp_verify.running.execute import execute_plan
-from tests.lsp_session import server_env
-from tests.problems_cases import FIXTURES
+from tests.cases.problems_cases import FIXTURES
+from tests.support.lsp_session import server_env
 from tests.test_problems import make_files, run, where
 
 # -- the collector: robustness -------------------------------------------------------------

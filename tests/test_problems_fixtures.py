@@ -1,4 +1,4 @@
-"""Recorded outputs of every family (tests/fixtures/problems) give exactly the expected
+"""Recorded outputs of every family (tests/cases/outputs) give exactly the expected
 problems, at the right file, line and column (acceptance 1), and hold no machine paths (5)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.case_corpus import all_cases
-from tests.problems_cases import FIXTURES, Case, collect, mismatches, write_project
+from tests.cases.corpus import all_cases
+from tests.cases.problems_cases import FIXTURES, Case, collect, mismatches, write_project
 
 CASES = all_cases()
 

@@ -1,7 +1,7 @@
 """The Node families beyond their recorded outputs (test_problems_fixtures.py): what must
 never be located (acceptance 2), the fallbacks when a stack has no project frame, and bounds.
 
-Samples follow the recorded outputs' shapes in tests/fixtures/problems/node and eslint.
+Samples follow the recorded outputs' shapes in tests/cases/outputs/node and eslint.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.case_corpus import all_cases
-from tests.problems_cases import Case, clean, collect, mismatches, run_case, tool_missing
+from tests.cases.corpus import all_cases
+from tests.cases.problems_cases import Case, clean, collect, mismatches, run_case, tool_missing
 
 CASES = all_cases()
 RUNNABLE = [case for case in CASES if tool_missing(case.tool) is None]

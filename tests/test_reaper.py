@@ -20,7 +20,7 @@ from lsp_verify.planning.steps import Step
 from lsp_verify.running import reaper
 from lsp_verify.running.reaper import escapees, set_subreaper
 from lsp_verify.running.runner import Hooks, run_steps, timeout_marker
-from tests.procs import alive, unique_sleep
+from tests.support.procs import alive, unique_sleep
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 

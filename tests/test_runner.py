@@ -27,7 +27,7 @@ from lsp_verify.running.output import LINE_CAP, TAIL_CHARS, Tail
 from lsp_verify.running.reaper import MARKER_VAR, escapees, set_subreaper
 from lsp_verify.running.reaper.escapees import reap_escaped
 from lsp_verify.running.runner import NEEDS_UNIX, RunResult, timeout_marker
-from tests.procs import alive
+from tests.support.procs import alive
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 

@@ -14,8 +14,8 @@ import attrs
 from lsprotocol import types
 from pytest_lsp import LspSpecificationWarning, client_capabilities
 
-from tests.lsp_session import Session, session
-from tests.procs import alive_with, unique_sleep
+from tests.support.lsp_session import Session, session
+from tests.support.procs import alive_with, unique_sleep
 
 NEVER_ASK = {"confirm": "never"}
 

@@ -1,7 +1,7 @@
 """A Node test runner's failures through the server, as an editor sees them: on the test's
 line, with the project line that threw as related information, nothing in node_modules.
 
-The command prints mocha's recorded output (tests/fixtures/problems/node/mocha_spec.txt) for
+The command prints mocha's recorded output (tests/cases/outputs/node/mocha_spec.txt) for
 this folder, so no Node tool is needed here; test_problems_real.py runs mocha itself.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from tests.lsp_session import session
-from tests.problems_cases import FIXTURES, write_project
+from tests.cases.problems_cases import FIXTURES, write_project
+from tests.support.lsp_session import session
 
 
 async def test_mocha_failures_are_published_on_the_test_lines_with_the_raising_line(

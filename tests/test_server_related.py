@@ -11,7 +11,7 @@ import attrs
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
-from tests.lsp_session import session
+from tests.support.lsp_session import session
 
 CALC = 'def inner(x):\n    if x > 1:\n        raise ValueError("bad value")\n    return x\n'
 TEST = "from calc import inner\n\n\ndef test_calls_project():\n    inner(5)\n"

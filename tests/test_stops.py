@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.lsp_session import server_env
-from tests.procs import alive, unique_sleep
-from tests.raw_client import RawServer, did_save, frame, initialize
+from tests.support.lsp_session import server_env
+from tests.support.procs import alive, unique_sleep
+from tests.support.raw_client import RawServer, did_save, frame, initialize
 
 TRIES = 20
 AT_ONCE = 4

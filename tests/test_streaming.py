@@ -13,7 +13,7 @@ from lsp_verify.problems import ProblemCollector
 from lsp_verify.problems.base import Problem
 from lsp_verify.results.diagnostics import VERIFY, Diagnostics, Entry
 from lsp_verify.results.streaming import LiveProblems
-from tests.lsp_session import session
+from tests.support.lsp_session import session
 
 # The first failure at once, then a long rest of the run (a `make check` with lint first).
 SLOW = "echo 'src/calc.c:2:5: error: boom'; sleep 4; echo 'src/calc.c:3:1: error: late'; exit 1"

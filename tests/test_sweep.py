@@ -23,7 +23,7 @@ from lsp_verify.planning.steps import Step
 from lsp_verify.running import reaper, runner
 from lsp_verify.running.reaper import escapees
 from lsp_verify.running.runner import RunResult, run_steps
-from tests.procs import alive, unique_sleep
+from tests.support.procs import alive, unique_sleep
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 

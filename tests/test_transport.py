@@ -19,8 +19,8 @@ import pytest
 
 from lsp_verify.lsp.framing import Framing
 from lsp_verify.lsp.transport import _CancelRaceAtDebug
-from tests.lsp_session import server_env
-from tests.raw_client import RawServer, did_save, frame, initialize, show_last_run
+from tests.support.lsp_session import server_env
+from tests.support.raw_client import RawServer, did_save, frame, initialize, show_last_run
 
 
 @pytest.fixture

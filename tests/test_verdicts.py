@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.lsp_session import server_env
-from tests.raw_client import RawServer, did_save, frame, show_last_run
+from tests.support.lsp_session import server_env
+from tests.support.raw_client import RawServer, did_save, frame, show_last_run
 
 BIN = os.path.dirname(sys.executable)
 Layout = Callable[[Path, bool], str]  # (folder, failing) -> the bare command

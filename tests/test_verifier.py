@@ -12,7 +12,7 @@ from lsp_verify.planning.plan import command_plan
 from lsp_verify.record import Record
 from lsp_verify.running.execute import execute_plan
 from lsp_verify.workspace.verifier import FolderVerifier, RunRequest
-from tests.procs import alive_with, unique_sleep
+from tests.support.procs import alive_with, unique_sleep
 
 
 class FakeJob:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.raw_client import RawServer
+from tests.support.raw_client import RawServer
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.raw_client import RawServer, did_save, frame, show_last_run
+from tests.support.raw_client import RawServer, did_save, frame, show_last_run
 
 MiB = 1024 * 1024
 PEAK_RSS_MB = 150  # every attack's budget (issue 13)

@@ -2,7 +2,7 @@
 away: every request is still answered, every wait ends, and nothing reaches stderr as a
 traceback (editors show the server's stderr as errors).
 
-Each test drives `python -m lsp_verify` over raw stdio (tests/raw_client.py) and fails on a
+Each test drives `python -m lsp_verify` over raw stdio (tests/support/raw_client.py) and fails on a
 server without the defence it names.
 """
 
@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.raw_client import RawServer, did_save, frame, initialize, show_last_run
+from tests.support.raw_client import RawServer, did_save, frame, initialize, show_last_run
 
 Start = Callable[[], RawServer]
 ASKS = {"window": {"showMessage": {}}}
@@ -370,7 +370,7 @@ def test_a_client_that_closes_its_end_ends_the_server(raw: Start, project: Path)
     assert server.proc.wait(timeout=10) == 1
     text = server.stderr_text()
     assert "Traceback" not in text and text.count("roken pipe") <= 1, text
-    from tests.procs import alive
+    from tests.support.procs import alive
 
     assert not alive(marker)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.raw_client import RawServer, did_save, frame, show_last_run
+from tests.support.raw_client import RawServer, did_save, frame, show_last_run
 
 CPU_BUDGET = 0.2  # seconds of server CPU for one event and the request behind it
 ANSWER_WITHIN = 1.0  # seconds, wall clock, for that request

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.lsp_session import server_env
-from tests.raw_client import RawServer, did_save, frame, show_last_run
+from tests.support.lsp_session import server_env
+from tests.support.raw_client import RawServer, did_save, frame, show_last_run
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths")
 

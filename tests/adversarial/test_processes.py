@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.lsp_session import server_env
-from tests.procs import alive_with, unique_sleep
-from tests.raw_client import RawServer, did_save, frame
+from tests.support.lsp_session import server_env
+from tests.support.procs import alive_with, unique_sleep
+from tests.support.raw_client import RawServer, did_save, frame
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the reaper is Linux's")
 

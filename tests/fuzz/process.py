@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.lsp_session import server_env
-from tests.procs import cpu_seconds
-from tests.raw_client import RawServer
+from tests.support.lsp_session import server_env
+from tests.support.procs import cpu_seconds
+from tests.support.raw_client import RawServer
 
 MARKER_VAR = "LSP_VERIFY_FUZZ_MARK"
 # The server's requests whose answer a run or a command may rightly wait for: left unanswered
