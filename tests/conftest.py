@@ -1,10 +1,17 @@
-"""Fixtures the end-to-end tests share."""
+"""Fixtures the end-to-end tests share, and the quick loop's property examples."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+
+from tests.support import properties
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # `pytest -m unit` alone is the quick loop: property tests try fewer examples there.
+    properties.quick(config.getoption("markexpr", "").strip() == "unit")
 
 
 @pytest.fixture
