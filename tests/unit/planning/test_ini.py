@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from lsp_verify.config.project_file import TooCostly
 from lsp_verify.planning.ini import MAX_LINES, IniError, read_ini
 from lsp_verify.planning.plan import make_plan
+from tests.support.properties import examples
 
 _PIECES = [
     "[a]", "[b]", "[DEFAULT]", "[]", "[[x]]", "[a] tail", "]", "[", "k", "K", "v", "=", ":",
@@ -23,7 +24,7 @@ _PIECES = [
 texts = st.lists(st.sampled_from(_PIECES), max_size=16).map("".join)
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(text=texts, strict=st.booleans())
 def test_reads_as_configparser_reads(text: str, strict: bool) -> None:
     parser = configparser.ConfigParser(interpolation=None, strict=strict)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from lsp_verify.planning.arrange import ADDED, arrange, arrangement_json
 from lsp_verify.planning.plan import Plan, command_plan, make_plan
 from lsp_verify.planning.pytest_args import parse_call, read_options
+from tests.support.properties import examples
 
 NO_ENV: dict[str, str] = {}
 
@@ -320,7 +321,7 @@ def test_a_fifo_or_garbage_never_hangs_or_raises(tmp_path: Path) -> None:
 
 
 @given(st.text(max_size=80), st.text(max_size=80))
-@hsettings(max_examples=200, deadline=None)
+@hsettings(max_examples=examples(200), deadline=None)
 def test_any_command_and_addopts_are_read_without_raising(command: str, addopts: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "pytest.ini").write_text("[pytest]\naddopts = " + addopts.replace("\n", " "))

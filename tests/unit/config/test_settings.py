@@ -23,6 +23,7 @@ from lsp_verify.config.settings import (
     effective_settings,
     parse_settings,
 )
+from tests.support.properties import examples
 
 
 def test_bare_string_is_the_command() -> None:
@@ -213,7 +214,7 @@ keys = st.sampled_from(
 )
 
 
-@hsettings(max_examples=300, deadline=None)
+@hsettings(max_examples=examples(300), deadline=None)
 @given(st.one_of(json_values, st.dictionaries(keys, json_values, max_size=8)))
 def test_parse_never_raises_and_values_are_well_typed(value: object) -> None:
     parsed = parse_settings(value)
@@ -396,7 +397,7 @@ def test_project_file_when_folder_is_a_file(tmp_path: Path) -> None:
     assert load_project_file(str(tmp_path / "f")) is None
 
 
-@hsettings(max_examples=150, deadline=None)
+@hsettings(max_examples=examples(150), deadline=None)
 @given(st.binary(max_size=300) | st.text(max_size=300).map(lambda t: t.encode("utf-8", "replace")))
 def test_load_project_file_never_raises(data: bytes) -> None:
     import tempfile

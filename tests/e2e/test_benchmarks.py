@@ -1,4 +1,5 @@
-"""benchmarks/lsp.py: the servers it times are the ones it says it times."""
+"""The benchmarks run small: benchmarks/detect.py prints its figures, and benchmarks/lsp.py times
+the servers it says it times."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from types import ModuleType
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.support.paths import REPO
+
 XDG = ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
 
 
@@ -65,3 +67,33 @@ def test_a_count_of_nothing_is_a_usage_error_not_a_traceback(option: str) -> Non
     assert result.returncode == 2, result.stderr
     assert f"{option}: not a whole number of at least 1: '0'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.fixture
+def empty_path(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """PATH holds only a folder the test controls, so `uv` is found only when a test puts it."""
+    bin_dir = tmp_path_factory.mktemp("bin")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    return bin_dir
+
+
+@pytest.mark.usefixtures("empty_path")
+def test_benchmark_runs_small_and_prints_its_figures(tmp_path: Path) -> None:
+    script = REPO / "benchmarks" / "detect.py"
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, str(script), "--files", "300", "--calls", "200"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    lines = dict(
+        line.split(":", 1) for line in result.stdout.splitlines() if line.startswith("median")
+    )
+    # A figure, not a timed test: the benchmark prints its median (the budget, 5 ms, is read
+    # from a full run, not asserted on a loaded machine).
+    assert float(lines["median"].split()[0]) > 0, result.stdout
+    assert "files: 300" in result.stdout
+    assert list(tmp_path.iterdir()) == []  # the benchmark cleans up its tree

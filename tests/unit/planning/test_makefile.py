@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lsp_verify.planning.makefile import MAX_LINES, WANTED, has_test_rule, rule_targets
+from tests.support.properties import examples
 
 # --- the line-by-line reading this module had before, as an oracle --------------------------
 
@@ -119,7 +120,7 @@ _PIECES = [
 makefiles = st.lists(st.sampled_from(_PIECES), max_size=14).map("".join)
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(makefiles)
 def test_the_same_targets_as_the_line_by_line_reading(text: str) -> None:
     assert rule_targets(text) == old_rule_targets(text) & WANTED
