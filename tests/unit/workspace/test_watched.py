@@ -13,6 +13,7 @@ from lsp_verify.globs import matches_any
 from lsp_verify.uris import relative_to, uri_to_path
 from lsp_verify.workspace.ignore import NEVER_TRIGGERS
 from lsp_verify.workspace.run import Workspace
+from tests.support.properties import examples
 
 FOLDERS = ["/w", "/w/sub", "/v"]
 DELETED = 3
@@ -68,7 +69,7 @@ change = st.tuples(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(change, max_size=25),
     st.sampled_from([[], ["*.py"], ["a"], ["sub/a"]]),

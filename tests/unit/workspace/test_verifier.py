@@ -3,46 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
-from pathlib import Path
-from typing import Callable
 
-from lsp_verify.config.settings import Settings
-from lsp_verify.planning.plan import command_plan
 from lsp_verify.record import Record
-from lsp_verify.running.execute import execute_plan
 from lsp_verify.workspace.verifier import FolderVerifier, RunRequest
-from tests.support.procs import alive_with, unique_sleep
-
-
-class FakeJob:
-    """A job whose runs last until released (or `duration` seconds), recording each request."""
-
-    def __init__(self, duration: float | None = None) -> None:
-        self.duration = duration
-        self.requests: list[RunRequest] = []
-        self.release = asyncio.Event()
-        self.active = 0
-        self.max_active = 0
-
-    async def __call__(self, request: RunRequest) -> Record:
-        self.requests.append(request)
-        self.active += 1
-        self.max_active = max(self.max_active, self.active)
-        try:
-            waiters = [asyncio.ensure_future(request.cancel.wait())]
-            if self.duration is None:
-                waiters.append(asyncio.ensure_future(self.release.wait()))
-            else:
-                waiters.append(asyncio.ensure_future(asyncio.sleep(self.duration)))
-            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-            for w in waiters:
-                w.cancel()
-            outcome = "cancelled" if request.cancel.is_set() else "failed"
-            number = len(self.requests)
-            return Record.not_started(request.folder, request.trigger, outcome, f"run {number}")
-        finally:
-            self.active -= 1
+from tests.support.jobs import FakeJob
 
 
 async def settle() -> None:
@@ -132,24 +96,6 @@ async def test_cancel_kills_the_run_and_drops_the_follower() -> None:
     assert [r.outcome for r in records] == ["cancelled"]
 
 
-async def test_steady_saves_never_starve_delivery() -> None:
-    job = FakeJob(duration=0.2)
-    loop = asyncio.get_running_loop()
-    delivered: list[float] = []
-    v = FolderVerifier("/f", job, on_record=lambda r: delivered.append(loop.time()))
-    start = loop.time()
-    while loop.time() - start < 1.0:
-        v.trigger("save")
-        await asyncio.sleep(0.02)
-    pending = v.pending()
-    assert pending is not None
-    await pending
-    gaps = [b - a for a, b in zip([start, *delivered], delivered)]
-    assert len(delivered) >= 4
-    assert max(gaps) < 0.45
-    assert job.max_active == 1
-
-
 async def test_a_job_that_raises_does_not_wedge_the_folder() -> None:
     calls = 0
 
@@ -216,62 +162,3 @@ async def test_absorb_folds_the_queued_run_into_the_running_one() -> None:
     await settle()
     assert len(requests) == 1
     assert v.state == "idle"
-
-
-def real_job(folder: str, command: str) -> Callable[[RunRequest], Awaitable[Record]]:
-    """A job that really runs `command` through the runner, as the server's job does."""
-    plan = command_plan(folder, command, "test")
-
-    async def job(request: RunRequest) -> Record:
-        return await execute_plan(plan, Settings(), trigger=request.trigger, cancel=request.cancel)
-
-    return job
-
-
-async def test_saves_every_100ms_against_a_1s_command_are_never_starved(tmp_path: Path) -> None:
-    loop = asyncio.get_running_loop()
-    delivered: list[float] = []
-    v = FolderVerifier(
-        str(tmp_path),
-        real_job(str(tmp_path), "sleep 1; exit 1"),
-        on_record=lambda r: delivered.append(loop.time()),
-    )
-    start = loop.time()
-    while loop.time() - start < 3.0:
-        v.trigger("save")
-        await asyncio.sleep(0.1)
-    pending = v.pending()
-    assert pending is not None
-    await pending
-    gaps = [b - a for a, b in zip([start, *delivered], delivered)]
-    assert len(delivered) >= 3
-    assert max(gaps) < 2.0, gaps
-
-
-async def test_cancel_with_a_real_process_leaves_nothing(tmp_path: Path) -> None:
-    marker = unique_sleep()
-    v = FolderVerifier(str(tmp_path), real_job(str(tmp_path), f"sleep {marker} & sleep {marker}"))
-    running = v.trigger("save")
-    for _ in range(200):
-        if alive_with(marker):
-            break
-        await asyncio.sleep(0.01)
-    v.trigger("save")
-    cancelled = await v.cancel()
-    assert [r.outcome for r in cancelled] == ["cancelled", "cancelled"]
-    assert (await running).exit_code is None
-    assert alive_with(marker) == []
-    assert v.state == "idle"
-
-
-def test_utc_iso_is_iso_8601_with_milliseconds() -> None:
-    import datetime
-
-    from lsp_verify.record import utc_iso
-
-    for seconds in (0.0, 0.999, 1764480000.5, 1764480000.0009, 4102444799.123):
-        expected = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
-        expected = expected.replace(microsecond=int(seconds * 1000) % 1000 * 1000)
-        assert utc_iso(seconds) == expected.isoformat(timespec="milliseconds").replace(
-            "+00:00", "Z"
-        )

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from lsp_verify.workspace.ignore import wildmatch as gitwildmatch
 from lsp_verify.workspace.ignore.wildmatch import wildmatch
+from tests.support.properties import examples
 
 # git's t/t3070-wildmatch.sh, the test-tool rows: (text, pattern, with WM_PATHNAME, without).
 GIT_TABLE = [
@@ -283,7 +284,7 @@ patterns = st.lists(st.sampled_from(_PIECES), min_size=1, max_size=7).map("".joi
 texts = st.text(alphabet="ab/-*?!^[]", max_size=8)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(pattern=patterns, text=texts, pathname=st.booleans())
 def test_the_fast_reading_agrees_with_the_one_by_one(
     pattern: str, text: str, pathname: bool
