@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from lsp_verify.running import output
 from lsp_verify.running.output import LINE_CAP, LineCleaner, Tail
+from tests.support.properties import examples
 
 # ------------------------------------------------------------------------------- tail
 
@@ -52,7 +53,7 @@ def test_tail_bounds(batches: list[list[str]], max_lines: int, expected: tuple[s
     assert tail_of(batches, max_lines, 100) == expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     batches=st.lists(
         st.lists(st.text(alphabet="ab\U0001f600", max_size=30), max_size=6), max_size=6
@@ -143,7 +144,7 @@ _pieces = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     parts=st.lists(_pieces, max_size=40),
     cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=8),
