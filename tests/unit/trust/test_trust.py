@@ -1,15 +1,11 @@
-"""The approval store: fingerprints, round trips, damage, concurrency, command line."""
+"""The approval store: fingerprints, the gate, round trips, damage."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import stat
-import subprocess
-import sys
-import textwrap
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -18,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from lsp_verify import cli
 from lsp_verify.planning.plan import Plan, Rule
 from lsp_verify.trust import (
     APPROVED,
@@ -30,8 +25,6 @@ from lsp_verify.trust import (
     state_dir,
 )
 from lsp_verify.trust import store as store_module
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
@@ -118,16 +111,6 @@ def test_fingerprint_ignores_what_does_not_run(workspace: Path, change: dict[str
     assert plan_fingerprint(make(workspace, **change)) == plan_fingerprint(make(workspace))
     # The folder is the store's key, not part of the fingerprint.
     assert plan_fingerprint(make("/elsewhere")) == plan_fingerprint(make(workspace))
-
-
-def test_fingerprint_is_stable_across_processes(workspace: Path) -> None:
-    code = (
-        "from lsp_verify.planning.plan import Plan; from lsp_verify.trust import plan_fingerprint;"
-        f"print(plan_fingerprint(Plan({str(workspace)!r}, 'detected', 'make', 'make test',"
-        f"'r', 'Makefile', 'sha256:' + 'a' * 64, ('make test',))))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == plan_fingerprint(make(workspace))
 
 
 def test_needs_question_only_for_repository_commands(workspace: Path) -> None:
@@ -536,273 +519,5 @@ def test_no_home_and_no_xdg_state_home_fails_softly(
 
 # -- two processes at once
 
-_WRITER = textwrap.dedent(
-    """
-    import sys
-    from lsp_verify.planning.plan import Plan
-    from lsp_verify.trust import TrustStore
-
-    tag = sys.argv[1]
-    store = TrustStore()
-    print("ready", flush=True)
-    sys.stdin.readline()
-    ok = 0
-    for n in range(20):
-        plan = Plan(f"/proj/{tag}{n}", "detected", "make", "make test", "r", "Makefile",
-                    "sha256:" + "a" * 64, ("make test",))
-        ok += store.approve(plan)
-    print(ok, store.take_warnings(), flush=True)
-    """
-)
-
-
-def test_two_processes_approving_at_once_both_end_up_stored(_isolated_home: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _WRITER, tag],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        for tag in ("a", "b")
-    ]
-    try:
-        for p in procs:
-            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
-        # Release both only once both are loaded, so their writes overlap.
-        for p in procs:
-            assert p.stdin is not None
-            p.stdin.write("go\n")
-            p.stdin.flush()
-        outputs = [p.communicate(timeout=30)[0] for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    assert [o.strip() for o in outputs] == ["20 []", "20 []"]
-    assert all(p.returncode == 0 for p in procs)
-    folders = {d.folder for d in TrustStore().decisions()}
-    assert folders == {f"/proj/{t}{n}" for t in "ab" for n in range(20)}
-
 
 # -- command line
-
-
-@pytest.fixture
-def fake_planner(monkeypatch: pytest.MonkeyPatch) -> dict[str, Plan]:
-    """make_plan stand-in: the CLI's own logic, independent of the detector."""
-    plans: dict[str, Plan] = {}
-
-    def make_plan(folder: str, editor: object = None) -> Plan:
-        return plans[folder]
-
-    import lsp_verify.planning.plan
-
-    monkeypatch.setattr(lsp_verify.planning.plan, "make_plan", make_plan, raising=False)
-    return plans
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
-def test_cli_approve_approvals_revoke(
-    capsys: pytest.CaptureFixture[str], workspace: Path, fake_planner: dict[str, Plan]
-) -> None:
-    plan = make(workspace)
-    fake_planner[str(workspace)] = plan
-    status, out, err = run_cli(capsys, "approve", str(workspace))
-    assert (status, err) == (0, "")
-    assert "make test" in out and "Makefile" in out and "detected" in out
-    assert plan_fingerprint(plan) in out
-    assert TrustStore().lookup(str(workspace), plan_fingerprint(plan)) == APPROVED
-
-    status, out, err = run_cli(capsys, "approvals")
-    assert status == 0
-    (line,) = out.splitlines()
-    entry = json.loads(line)
-    assert entry["folder"] == str(workspace)
-    assert entry["verdict"] == "approved"
-    assert entry["fingerprint"] == plan_fingerprint(plan)
-    assert entry["command"] == "make test"
-
-    status, out, _ = run_cli(capsys, "approvals", str(workspace.parent))
-    assert (status, out) == (0, "")
-
-    status, out, _ = run_cli(capsys, "revoke", str(workspace))
-    assert status == 0
-    assert "revoked 1 decision " in out
-    assert TrustStore().decisions() == []
-    status, out, _ = run_cli(capsys, "revoke", str(workspace))
-    assert (status, "revoked 0 decisions" in out) == (0, True)
-
-
-def test_cli_defaults_to_the_current_folder(
-    capsys: pytest.CaptureFixture[str],
-    workspace: Path,
-    fake_planner: dict[str, Plan],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    fake_planner[str(workspace)] = make(workspace)
-    monkeypatch.chdir(workspace)
-    assert run_cli(capsys, "approve")[0] == 0
-    assert [d.folder for d in TrustStore().decisions()] == [str(workspace)]
-    assert run_cli(capsys, "revoke")[0] == 0
-    assert TrustStore().decisions() == []
-
-
-@pytest.mark.parametrize(
-    "plan_change",
-    [
-        {"source": None, "runner": None, "command": None, "steps": (), "reason": "no rule"},
-        {"source": "settings", "runner": None},
-    ],
-    ids=["no-plan", "settings"],
-)
-def test_cli_approve_with_nothing_to_approve_exits_3(
-    capsys: pytest.CaptureFixture[str],
-    _isolated_home: Path,
-    workspace: Path,
-    fake_planner: dict[str, Plan],
-    plan_change: dict[str, Any],
-) -> None:
-    fake_planner[str(workspace)] = make(workspace, **plan_change)
-    status, out, _ = run_cli(capsys, "approve", str(workspace))
-    assert status == 3
-    assert "nothing to approve" in out
-    assert not store_path(_isolated_home).exists()
-
-
-@pytest.mark.parametrize("cmd", ["approve", "revoke", "approvals"])
-def test_cli_missing_dir_exits_2(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, cmd: str
-) -> None:
-    status, out, err = run_cli(capsys, cmd, str(tmp_path / "missing"))
-    assert (status, out) == (2, "")
-    assert "missing" in err
-
-
-def test_cli_reports_a_damaged_store_on_stderr(
-    capsys: pytest.CaptureFixture[str], _isolated_home: Path
-) -> None:
-    path = store_path(_isolated_home)
-    path.parent.mkdir(parents=True)
-    path.write_bytes(b"\x00garbage")
-    status, out, err = run_cli(capsys, "approvals")
-    assert (status, out) == (0, "")
-    assert err.count("lsp-verify:") == 1 and str(path) in err
-
-
-def test_cli_approve_fails_with_1_when_the_store_cannot_be_written(
-    capsys: pytest.CaptureFixture[str],
-    _isolated_home: Path,
-    workspace: Path,
-    fake_planner: dict[str, Plan],
-) -> None:
-    store_path(_isolated_home).mkdir(parents=True)
-    fake_planner[str(workspace)] = make(workspace)
-    status, _, err = run_cli(capsys, "approve", str(workspace))
-    assert status == 1
-    assert "not written" in err
-
-
-@pytest.mark.parametrize(
-    ("manifest", "text", "source", "command"),
-    [
-        (".lsp-verify.toml", 'command = "true"\n', "project-file", "true"),
-        ("Makefile", "test:\n\ttrue\n", "detected", "make test"),
-    ],
-)
-def test_cli_approve_with_the_real_planner(
-    capsys: pytest.CaptureFixture[str],
-    workspace: Path,
-    manifest: str,
-    text: str,
-    source: str,
-    command: str,
-) -> None:
-    (workspace / manifest).write_text(text)
-    status, out, err = run_cli(capsys, "approve", str(workspace))
-    assert status == 0, (out, err)
-    (decision,) = TrustStore().decisions()
-    assert (decision.folder, decision.command, decision.source, decision.manifest) == (
-        str(workspace),
-        command,
-        source,
-        manifest,
-    )
-    assert decision.fingerprint in out
-    # The same plan again is the same fingerprint: approving twice keeps one decision.
-    assert run_cli(capsys, "approve", str(workspace))[0] == 0
-    assert len(TrustStore().decisions()) == 1
-    # Any edit of the manifest is a new plan, approved separately.
-    (workspace / manifest).write_text(text + "# edited\n")
-    assert run_cli(capsys, "approve", str(workspace))[0] == 0
-    assert len({d.fingerprint for d in TrustStore().decisions()}) == 2
-
-
-@pytest.mark.parametrize(
-    ("manifest", "text"),
-    [
-        (".lsp-verify.toml", 'command = "true"\n'),
-        ("Makefile", "test:\n\ttrue\n"),
-        ("package.json", '{"scripts": {"pretest": "true", "test": "true"}}'),
-    ],
-)
-def test_one_plan_shows_one_fingerprint_in_every_view(
-    capsys: pytest.CaptureFixture[str], workspace: Path, manifest: str, text: str
-) -> None:
-    # explain, approve (printed and stored), approvals and check's record name the same plan
-    # by the same fingerprint; the manifest's own sha256 is a separate, named field.
-    (workspace / manifest).write_text(text)
-    status, out, _ = run_cli(capsys, "explain", str(workspace))
-    assert status == 0
-    explained = json.loads(out)
-    shown = explained["fingerprint"]
-    assert shown.startswith("sha256:")
-    data = (workspace / manifest).read_bytes()
-    assert explained["manifestSha256"] == "sha256:" + hashlib.sha256(data).hexdigest() != shown
-    status, out, _ = run_cli(capsys, "approve", str(workspace))
-    assert status == 0 and f"fingerprint: {shown}" in out
-    assert [d.fingerprint for d in TrustStore().decisions()] == [shown]
-    status, out, _ = run_cli(capsys, "approvals", str(workspace))
-    assert json.loads(out)["fingerprint"] == shown
-    status, out, _ = run_cli(capsys, "check", "--json", str(workspace))
-    record = json.loads(out)
-    assert (status, record["fingerprint"], record["manifestSha256"]) == (
-        0,
-        shown,
-        explained["manifestSha256"],
-    )
-
-
-def test_cli_approve_with_the_real_planner_and_no_plan(
-    capsys: pytest.CaptureFixture[str], _isolated_home: Path, workspace: Path
-) -> None:
-    (workspace / "README.md").write_text("run the tests with make test\n")
-    status, out, _ = run_cli(capsys, "approve", str(workspace))
-    assert status == 3
-    assert "nothing to approve" in out
-    assert not store_path(_isolated_home).exists()
-
-
-def test_real_subprocess_lists_approvals(_isolated_home: Path, workspace: Path) -> None:
-    TrustStore().refuse(make(workspace))
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [sys.executable, "-m", "lsp_verify", "approvals"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=30,
-    )
-    assert done.returncode == 0, done.stderr
-    (line,) = done.stdout.splitlines()
-    entry = json.loads(line)
-    assert (entry["folder"], entry["verdict"]) == (str(workspace), "refused")
-    assert done.stderr == ""

@@ -1,4 +1,4 @@
-"""The command line's own behaviour (dispatch, usage errors, a closed pipe)."""
+"""The command line as a process: a closed pipe, --version."""
 
 from __future__ import annotations
 
@@ -6,12 +6,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-
-from lsp_verify.cli import main
-
-
-def test_usage_error_exits_2(capsys: object) -> None:
-    assert main(["check", "--timeout-ms", "soon"]) == 2
 
 
 def test_a_reader_that_goes_away_gives_no_traceback(tmp_path: Path) -> None:

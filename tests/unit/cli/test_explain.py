@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from lsp_verify.cli import main as cli_main
 from lsp_verify.cli.explain import explain_main
 from lsp_verify.planning.plan import Plan, Rule, make_plan, plan_to_json
+from tests.support.properties import examples
 
 SPEC_KEYS = {
     "folder",
@@ -194,7 +195,7 @@ contents = st.one_of(
 )
 
 
-@hsettings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@hsettings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.sampled_from(MANIFEST_NAMES), contents, max_size=len(MANIFEST_NAMES)))
 def test_explain_returns_for_arbitrary_manifest_bytes(files: dict[str, bytes]) -> None:
     with tempfile.TemporaryDirectory() as folder:

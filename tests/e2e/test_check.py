@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.lsp_session import server_env
+from tests.support.paths import REPO
 from tests.support.procs import alive_with, unique_sleep
 
 
@@ -121,37 +122,6 @@ def test_json_record_has_every_field(folder: Path, tmp_path: Path) -> None:
     assert record["startedAt"].endswith("Z")
 
 
-def test_a_skipped_run_exits_3(folder: Path) -> None:
-    # A manifest edited between planning and spawning skips the run (tests/test_runner.py
-    # covers that); here, only how `check` maps that outcome to its exit status.
-    from lsp_verify.cli.check import exit_status
-    from lsp_verify.record import Record
-
-    record = Record.not_started(str(folder), "cli", "skipped", "manifest changed: x")
-    assert exit_status(record) == 3
-
-
-def test_on_windows_check_starts_and_says_runs_need_wsl(
-    folder: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """Windows, selected in-process: `check` plans, runs nothing and says why, in one line."""
-    from lsp_verify.cli import main
-    from lsp_verify.running.runner import NEEDS_UNIX
-
-    for name, value in server_env(tmp_path).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(sys, "platform", "win32")
-    code = main(["check", str(folder), "--command", "touch ran"])
-    out = capsys.readouterr().out
-    assert code == 1
-    assert out.startswith(f"verify failed (could not run: {NEEDS_UNIX}): touch ran  [settings")
-    assert "WSL" in out
-    assert not (folder / "ran").exists()
-
-
 def test_located_problems_in_text_and_json(folder: Path, tmp_path: Path) -> None:
     (folder / "pytest.ini").write_text("[pytest]\n")
     tests = folder / "tests"
@@ -188,7 +158,7 @@ def test_located_problems_in_text_and_json(folder: Path, tmp_path: Path) -> None
 
 def test_the_demo_project_fails_where_the_readme_says(tmp_path: Path) -> None:
     demo = tmp_path / "demo"
-    shutil.copytree(Path(__file__).resolve().parent.parent / "examples" / "demo", demo)
+    shutil.copytree(REPO / "examples" / "demo", demo)
     done = check(demo, "--json", tmp=tmp_path)
     assert done.returncode == 1
     record = json.loads(done.stdout)
