@@ -18,9 +18,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from tests.support.lsp_session import Session, server_env, session
-from tests.support.raw_client import RawServer, frame
-from tests.test_agents import (
+from tests.support.agents import (
     FAILING,
     PASSING,
     PYTEST,
@@ -29,6 +27,8 @@ from tests.test_agents import (
     reported,
     verify_items,
 )
+from tests.support.lsp_session import Session, server_env, session
+from tests.support.raw_client import RawServer, frame
 
 
 def opencode_capabilities() -> types.ClientCapabilities:
