@@ -20,9 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.cases.corpus import all_cases
+from tests.cases.corpus import all_cases, fixture_lines
 from tests.cases.problems_cases import Case, collect, write_project
-from tests.test_problems_fixtures import fixture_lines
 
 
 def located(case: Case, base: Path) -> tuple[int, list[str]]:

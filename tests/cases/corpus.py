@@ -2,7 +2,8 @@
 
 Each such module holds the cases (and the projects, in PROJECTS) of some families; the
 fixture tests, the real-run tests, the recorder and benchmarks/located.py take them all from
-here, so a new cases module is picked up by its name alone.
+here, so a new cases module is picked up by its name alone. `fixture_lines` is a case's
+recorded output as the matchers get it, the project folder in place of {ROOT}.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import importlib
 from pathlib import Path
 from types import ModuleType
 
-from tests.cases.problems_cases import Case
+from tests.cases.problems_cases import FIXTURES, Case
 
 _HERE = Path(__file__).parent
 
@@ -44,3 +45,22 @@ def all_projects() -> dict[str, dict[str, str]]:
             assert name not in projects or projects[name] is files, f"project {name} given twice"
             projects[name] = files
     return projects
+
+
+# Placeholders other than {ROOT} stand for folders outside the project.
+ELSEWHERE = {
+    "{PREFIX}": "/nonexistent/venv",
+    "{BASE_PREFIX}": "/nonexistent/python",
+    "{HOME}": "/nonexistent/home",
+    "{TARGET}": "/nonexistent/target",
+    "{NODE_TOOLS}": "/nonexistent/node-tools",
+    "{NODE_TOOLS_REL}": "../../nonexistent/node-tools",
+}
+
+
+def fixture_lines(case: Case, root: Path) -> list[str]:
+    text = (FIXTURES / case.family / f"{case.name}.txt").read_text(encoding="utf-8")
+    text = text.replace("{ROOT}", str(root))
+    for placeholder, path in ELSEWHERE.items():
+        text = text.replace(placeholder, path)
+    return text.splitlines()

@@ -1,29 +1,75 @@
-"""The Node families beyond their recorded outputs (test_problems_fixtures.py): what must
-never be located (acceptance 2), the fallbacks when a stack has no project frame, and bounds.
-
-Samples follow the recorded outputs' shapes in tests/cases/outputs/node and eslint.
-"""
+"""The Node families beyond their recorded outputs (test_recorded_outputs.py): tsc, jest and
+vitest, mocha, node --test, ava, tap and bare stacks; what must never be located (acceptance
+2), and the fallbacks when a stack has no project frame. Samples follow the recorded outputs'
+shapes in tests/cases/outputs/node and eslint."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
-from lsp_verify.problems import LineSink, ProblemCollector
-from lsp_verify.problems.base import Problem
-from lsp_verify.problems.matcher import MAX_LINE
-from lsp_verify.problems.node import (
-    AvaMatcher,
-    BiomeMatcher,
-    EslintMatcher,
-    MochaMatcher,
-    NodeStackMatcher,
-    NodeTestMatcher,
-    TapMatcher,
+from lsp_verify.problems import (
+    ProblemCollector,
+    TscMatcher,
 )
-from tests.test_problems_bounds import _state_size
+from lsp_verify.problems.base import Problem
+from tests.support.problems import (
+    make_files,
+    problems_of,
+    where,
+)
+
+
+def test_tsc_continuation_lines_join_the_message() -> None:
+    matcher = TscMatcher()
+    for line in [
+        "a.ts(3,7): error TS2322: Type 'X' is not assignable to type 'Y'.",
+        "  Types of property 'a' are incompatible.",
+        "a.ts(9,1): warning TS6133: 'z' is declared but never used.",
+    ]:
+        matcher.feed(line)
+    first, second = matcher.finish()
+    assert first.message.splitlines()[1] == "Types of property 'a' are incompatible."
+    assert (second.line, second.severity, second.code) == (9, "warning", "TS6133")
+
+
+def test_jest_skips_node_modules_frames_and_finds_the_test_line(tmp_path: Path) -> None:
+    make_files(tmp_path, "src/a.test.js", content="describe(\"g\", () => {\n  test('t', () => {\n")
+    problems = problems_of(
+        tmp_path,
+        ["node_modules/lib/index.js"],
+        [
+            "FAIL src/a.test.js",
+            "  \u25cf g \u203a t",
+            "",
+            "    TypeError: boom",
+            "",
+            "      at boom (node_modules/lib/index.js:1:1)",
+            "",
+            "Test Suites: 1 failed, 1 total",
+        ],
+    )
+    assert where(problems) == [("src/a.test.js", 2, 1)]
+    assert problems[0].message == "g \u203a t: TypeError: boom"
+
+
+def test_vitest_unhandled_errors_land_on_their_first_project_frame(tmp_path: Path) -> None:
+    problems = problems_of(
+        tmp_path,
+        ["src/x.ts"],
+        [
+            "\u23af\u23af\u23af Unhandled Errors \u23af\u23af\u23af",
+            "Vitest caught 1 unhandled error during the test run.",
+            "\u23af\u23af\u23af Unhandled Rejection \u23af\u23af\u23af",
+            "Error: late boom",
+            " \u276f src/x.ts:3:9",
+            "\u23af\u23af\u23af\u23af\u23af\u23af",
+        ],
+    )
+    assert where(problems) == [("src/x.ts", 3, 9)]
+    assert problems[0].message == "Unhandled Rejection: Error: late boom"
+
 
 URL = "http://host:8080/a.js:3:4"
 
@@ -49,10 +95,6 @@ def collect(root: Path, text: str) -> list[Problem]:
     problems = collector.finish()
     assert collector.errors == 0
     return problems
-
-
-def where(problems: list[Problem]) -> list[tuple[str, int, int]]:
-    return [(problem.path, problem.line, problem.column) for problem in problems]
 
 
 def frames(outside: Path) -> list[str]:
@@ -216,52 +258,6 @@ def test_a_node_stack_with_file_urls_and_no_project_frame(tmp_path: Path) -> Non
         "    at wrapSafe (node:internal/x:1:2)\n"
     )
     assert where(collect(root, text)) == [("a.js", 3, 1)]
-
-
-MATCHERS = (
-    MochaMatcher,
-    NodeTestMatcher,
-    TapMatcher,
-    AvaMatcher,
-    NodeStackMatcher,
-    EslintMatcher,
-    BiomeMatcher,
-)
-OPENINGS = {
-    MochaMatcher: ["  1 failing", "  1) t:", "     Error: x"],
-    NodeTestMatcher: ["\u2716 t (1ms)", "  Error: x"],
-    TapMatcher: ["not ok 1 - t", "  ---", "  at:"],
-    AvaMatcher: ["  \u2500", "", "  t", "  Error: x"],
-    NodeStackMatcher: ["Error: x"],
-    EslintMatcher: ["src/lint.js"],
-    BiomeMatcher: ["src/lint.js:1:2 lint/x ━━"],
-}
-
-
-@pytest.mark.parametrize("family", MATCHERS, ids=lambda family: family.__name__)
-def test_state_stays_bounded_and_matching_linear(family: type[LineSink]) -> None:
-    sink = family()
-    for line in OPENINGS[family]:
-        sink.feed(line)
-    started = time.perf_counter()
-    for n in range(20_000):
-        sink.feed(f"      at f{n} ({'d' * 3000}/x.js:{n + 1}:1)")
-        sink.feed("  " + "m" * 3000 + (" (" * 500))
-        sink.feed(f"    key{n}: {'v' * 3000}")
-        if n % 5000 == 0:
-            assert _state_size(sink) < 400_000
-    long = ("  at (" + "a:1:" * MAX_LINE)[:MAX_LINE]
-    for _ in range(1000):
-        sink.feed(long)
-    assert time.perf_counter() - started < 10
-    assert len(sink.finish()) <= 1
-
-
-def test_each_node_family_is_a_line_sink() -> None:
-    for family in MATCHERS:
-        sink: LineSink = family()
-        sink.feed("nothing to see")
-        assert sink.finish() == []
 
 
 def test_an_uncaught_errors_cause_is_not_a_second_problem(tmp_path: Path) -> None:

@@ -8,28 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cases.corpus import all_cases
+from tests.cases.corpus import all_cases, fixture_lines
 from tests.cases.problems_cases import FIXTURES, Case, collect, mismatches, write_project
 
 CASES = all_cases()
-
-# Placeholders other than {ROOT} stand for folders outside the project.
-ELSEWHERE = {
-    "{PREFIX}": "/nonexistent/venv",
-    "{BASE_PREFIX}": "/nonexistent/python",
-    "{HOME}": "/nonexistent/home",
-    "{TARGET}": "/nonexistent/target",
-    "{NODE_TOOLS}": "/nonexistent/node-tools",
-    "{NODE_TOOLS_REL}": "../../nonexistent/node-tools",
-}
-
-
-def fixture_lines(case: Case, root: Path) -> list[str]:
-    text = (FIXTURES / case.family / f"{case.name}.txt").read_text(encoding="utf-8")
-    text = text.replace("{ROOT}", str(root))
-    for placeholder, path in ELSEWHERE.items():
-        text = text.replace(placeholder, path)
-    return text.splitlines()
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
