@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 import lsp_verify
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 # Never part of a clone's contents worth copying, and some are large.
 JUNK = (".git", ".venv", "venv", "node_modules", "__pycache__", "*.pyc", ".*_cache",
         ".hypothesis", "build", "dist", "*.egg-info", "out")  # fmt: skip
@@ -168,28 +168,3 @@ def test_pip_install_from_a_clone_works_offline(clone: Path, tmp_path: Path) -> 
     argv = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation"]
     _run([*argv, "--target", str(target), str(clone)], tmp_path, _offline_env(tmp_path))
     _installed_works(target, tmp_path)
-
-
-def test_the_vscode_bundle_carries_every_runtime_dependency() -> None:
-    """The .vsix bundles the server with pinned copies of its dependencies: one that the
-    package needs and the bundle lacks is a server that cannot start in VS Code."""
-    import re
-
-    try:
-        import tomllib
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
-
-    root = Path(__file__).resolve().parent.parent
-    project = tomllib.loads((root / "pyproject.toml").read_text())
-    needed = {
-        re.split(r"[<>=!~;\[ ]", dependency, maxsplit=1)[0].lower().replace("_", "-")
-        for dependency in project["project"]["dependencies"]
-    }
-    bundle = root / "vscode-client" / "bundled" / "requirements.txt"
-    pinned = {
-        line.split("==", 1)[0].strip().lower().replace("_", "-")
-        for line in bundle.read_text().splitlines()
-        if line.strip() and not line.startswith("#")
-    }
-    assert needed <= pinned, needed - pinned

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-CI = Path(__file__).resolve().parent.parent / ".ci"
+from tests.support.paths import REPO
+
+CI = REPO / ".ci"
 
 STUBS = {
     # "Installed" for the packages named in $INSTALLED, unknown for the others.

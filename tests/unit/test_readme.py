@@ -1,21 +1,17 @@
-"""The README cannot drift from the code: its settings table, its links, its first command."""
+"""The README cannot drift from the code: its settings table, its links, the paths it names.
+(Its first command, run for real: tests/e2e/test_readme.py.)"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from lsp_verify.config import settings
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
 MARKER = "<!-- settings-table:"
 
@@ -124,30 +120,3 @@ def test_paths_the_quick_start_names_exist() -> None:
     test_calc = (REPO / "examples/demo/tests/test_calc.py").read_text().splitlines()
     assert test_calc[13].strip() == "assert mean([1.0, 2.0, 3.0]) == 2.0"  # "line 14"
     assert "(len(values) + 1)" in (REPO / "examples/demo/calc.py").read_text()
-
-
-def test_first_command_exits_1_on_the_demo(tmp_path: Path) -> None:
-    """What the README promises for `lsp-verify check examples/demo` (on a copy of it)."""
-    demo = tmp_path / "demo"
-    shutil.copytree(REPO / "examples" / "demo", demo, ignore=shutil.ignore_patterns("__pycache__"))
-    bindir = Path(sys.executable).parent
-    env = {
-        **os.environ,
-        # the activated environment of the README's command: its pytest on PATH
-        "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "PYTEST_ADDOPTS": "-p no:cacheprovider",
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-    }
-    proc = subprocess.run(
-        [str(bindir / "lsp-verify"), "check", str(demo)],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "tests/test_calc.py:14:" in proc.stdout, proc.stdout

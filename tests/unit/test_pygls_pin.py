@@ -7,13 +7,14 @@ from __future__ import annotations
 import importlib.util
 import os
 from importlib.metadata import version
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 from packaging.version import Version
 
-CI = Path(__file__).resolve().parent.parent / ".ci"
+from tests.support.paths import REPO
+
+CI = REPO / ".ci"
 
 
 def versions_script() -> ModuleType:
