@@ -2,13 +2,13 @@
 
     python benchmarks/located.py
 
-Every case of every tests/cases/problems_cases*.py module (see tests/cases/corpus.py) has a recorded
-output in tests/cases/outputs and the problems it must give. Each recorded output is fed
+Every case of every tests/cases/problems_cases*.py module (see tests/cases/corpus.py) has a
+recorded output in tests/cases/outputs and the problems it must give. Each recorded output is fed
 to the matchers, in a folder that holds the case's project, as the server would; an expected
 problem counts as located when a problem comes out at its file and line. Prints, per family
 and in total, located/expected and the share, and the expected problems that were missed.
-Exit status 0 either way: the figures are information (tests/test_problems_fixtures.py is
-what asserts the corpus).
+Exit status 0 either way: the figures are information
+(tests/unit/problems/test_recorded_outputs.py is what asserts the corpus).
 """
 
 from __future__ import annotations

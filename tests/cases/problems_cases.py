@@ -1,7 +1,7 @@
 """Cases for the problem matchers: small projects, the command run in each, what it must give.
 
-Shared by tests/test_problems_fixtures.py (feeds the recorded output in
-tests/cases/outputs/<family>/<case>.txt), tests/test_problems_real.py (runs the command
+Shared by tests/unit/problems/test_recorded_outputs.py (feeds the recorded output in
+tests/cases/outputs/<family>/<case>.txt), tests/e2e/test_real_tool_output.py (runs the command
 for real where the machine has the tool) and tests/tools/record-problem-fixtures.py (records
 the fixtures). A command's words may hold {python} (this interpreter), {bin} (the folder of
 this interpreter, where ruff and mypy are installed) and {node} (node_modules/.bin of the node

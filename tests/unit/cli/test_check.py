@@ -16,7 +16,7 @@ def folder(project: Path) -> Path:
 
 
 def test_a_skipped_run_exits_3(folder: Path) -> None:
-    # A manifest edited between planning and spawning skips the run (tests/test_runner.py
+    # A manifest edited between planning and spawning skips the run (tests/e2e/test_runner.py
     # covers that); here, only how `check` maps that outcome to its exit status.
     from lsp_verify.cli.check import exit_status
     from lsp_verify.record import Record

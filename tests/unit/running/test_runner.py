@@ -6,14 +6,12 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from lsp_verify.planning.plan import Plan
 from lsp_verify.running.execute import run_plan
-from lsp_verify.running.reaper import set_subreaper
 from lsp_verify.running.runner import NEEDS_UNIX, RunResult
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
@@ -41,15 +39,6 @@ async def run(folder: Path | str, command: str, **kw: object) -> RunResult:
     kw.setdefault("timeout_ms", 10_000)
     kw.setdefault("tail_lines", 40)
     return await run_plan(plan_for(folder, command), **kw)  # type: ignore[arg-type]
-
-
-@pytest.fixture(params=[False, True], ids=["plain", "subreaper"])
-def subreaper(request: pytest.FixtureRequest) -> Iterator[bool]:
-    if request.param:
-        assert set_subreaper(True)
-    yield bool(request.param)
-    if request.param:
-        set_subreaper(False)
 
 
 # ------------------------------------------------------------------ timeout, cancel, kill
