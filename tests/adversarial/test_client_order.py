@@ -2,7 +2,7 @@
 away: every request is still answered, every wait ends, and nothing reaches stderr as a
 traceback (editors show the server's stderr as errors).
 
-Each test drives `python -m lsp_verify` over raw stdio (tests/support/raw_client.py) and fails on a
+Each test drives `python -m lsp_verify` over raw stdio (tests/support/stdio.py) and fails on a
 server without the defence it names.
 """
 
@@ -18,19 +18,20 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.support.raw_client import RawServer, did_save, frame, initialize, show_last_run
+from tests.support.stdio import StdioClient
+from tests.support.wire import did_save, frame, initialize, show_last_run
 
-Start = Callable[[], RawServer]
+Start = Callable[[], StdioClient]
 ASKS = {"window": {"showMessage": {}}}
 CONFIGURES = {"workspace": {"configuration": True}}
 
 
 @pytest.fixture
 def raw(state: Path, tmp_path: Path) -> Iterator[Start]:
-    servers: list[RawServer] = []
+    servers: list[StdioClient] = []
 
-    def start() -> RawServer:
-        server = RawServer(state, stderr=tmp_path / f"stderr-{len(servers)}.log")
+    def start() -> StdioClient:
+        server = StdioClient(state, stderr=tmp_path / f"stderr-{len(servers)}.log")
         servers.append(server)
         return server
 
@@ -46,7 +47,7 @@ def makefile(project: Path) -> Path:
     return project
 
 
-def no_traceback(server: RawServer) -> None:
+def no_traceback(server: StdioClient) -> None:
     text = server.stderr_text()
     assert "Traceback" not in text, text
 

@@ -28,7 +28,8 @@ from tests.support.agents import (
     verify_items,
 )
 from tests.support.lsp_session import Session, server_env, session
-from tests.support.raw_client import RawServer, frame
+from tests.support.stdio import StdioClient
+from tests.support.wire import frame
 
 
 def opencode_capabilities() -> types.ClientCapabilities:
@@ -259,7 +260,7 @@ def test_a_signal_mid_run_kills_the_run_and_exits_0_quietly(
     pids = tmp_path / "pids"
     command = f"echo $$ > {pids}; sleep 60 & echo $! >> {pids}; wait"
     stderr = tmp_path / "stderr.txt"
-    server = RawServer(state, stderr=stderr)
+    server = StdioClient(state, stderr=stderr)
     try:
         server.started(project, options={"command": command}, capabilities=OPENCODE_CAPS)
         while True:  # the settings; the watcher registration stays unanswered

@@ -18,10 +18,10 @@ from lsp_verify.problems import (
 )
 from lsp_verify.record import log_line
 from lsp_verify.running.execute import execute_plan
-from tests.support.lsp_session import server_env
 from tests.support.problems import (
     make_files,
 )
+from tests.support.stdio import server_env
 
 
 def a_plan(folder: Path, command: str) -> Plan:

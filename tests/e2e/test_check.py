@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.lsp_session import server_env
 from tests.support.paths import REPO
 from tests.support.procs import alive_with, unique_sleep
+from tests.support.stdio import server_env
 
 
 def check(

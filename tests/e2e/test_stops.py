@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.lsp_session import server_env
 from tests.support.procs import alive, unique_sleep
-from tests.support.raw_client import RawServer, did_save, frame, initialize
+from tests.support.stdio import StdioClient, server_env
+from tests.support.wire import did_save, frame, initialize
 
 TRIES = 20
 AT_ONCE = 4
@@ -38,7 +38,7 @@ class Outcome:
     left: list[int]  # server, keeper or command processes alive after GONE_WITHIN_S
 
 
-def stop(server: RawServer, order: tuple[str, ...]) -> None:
+def stop(server: StdioClient, order: tuple[str, ...]) -> None:
     for step in order:
         if step == "shutdown":
             server.send(frame({"id": 90, "method": "shutdown"}))
@@ -73,7 +73,7 @@ def try_once(tmp: Path, n: int, order: tuple[str, ...], question: bool) -> Outco
         busy = n % 2 == 1
         options = {"command": f"sleep {marker}" if busy else "exit 1", "confirm": "never"}
         capabilities = {}
-    server = RawServer(tmp / f"state-{n}", stderr=tmp / f"stderr-{n}.log")
+    server = StdioClient(tmp / f"state-{n}", stderr=tmp / f"stderr-{n}.log")
     try:
         server.send(
             initialize(root, options=options, capabilities=capabilities)
@@ -90,7 +90,7 @@ def try_once(tmp: Path, n: int, order: tuple[str, ...], question: bool) -> Outco
             while not alive(marker) and time.monotonic() < deadline:
                 time.sleep(0.02)
             assert alive(marker), "the command never started"
-        pids = server._pids()
+        pids = server.pids()
         stop(server, order)
         status: int | None
         try:
@@ -106,7 +106,7 @@ def try_once(tmp: Path, n: int, order: tuple[str, ...], question: bool) -> Outco
     finally:
         for pid in alive(marker):
             os.kill(pid, signal.SIGKILL)
-        for pid in server._pids():
+        for pid in server.pids():
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
         server.kill()

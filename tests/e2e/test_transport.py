@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 
-from tests.support.lsp_session import server_env
-from tests.support.raw_client import RawServer, did_save, frame, initialize, show_last_run
+from tests.support.stdio import StdioClient, server_env
+from tests.support.wire import did_save, frame, initialize, show_last_run
 
 
 @pytest.fixture
 def raw(state: Path) -> Any:
-    servers: list[RawServer] = []
+    servers: list[StdioClient] = []
 
-    def start(*args: str) -> RawServer:
-        server = RawServer(state, *args)
+    def start(*args: str) -> StdioClient:
+        server = StdioClient(state, *args)
         servers.append(server)
         return server
 
@@ -112,7 +112,7 @@ def test_a_cancel_for_an_answered_request_is_no_warning(
 ) -> None:
     """Cancelling a request already answered is a race LSP expects: nothing on stderr, which
     editors show as errors."""
-    server = RawServer(state, stderr=tmp_path / "stderr.log")
+    server = StdioClient(state, stderr=tmp_path / "stderr.log")
     try:
         server.started(project)
         server.send(show_last_run(2))

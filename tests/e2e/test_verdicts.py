@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.lsp_session import server_env
-from tests.support.raw_client import RawServer, did_save, frame, show_last_run
+from tests.support.stdio import StdioClient, server_env
+from tests.support.wire import did_save, frame, show_last_run
 
 BIN = os.path.dirname(sys.executable)
 Layout = Callable[[Path, bool], str]  # (folder, failing) -> the bare command
@@ -266,7 +266,7 @@ def through_the_server(
     folder: Path, state: Path, env: dict[str, str], saved: str | None = None
 ) -> dict[str, Any]:
     """The record of verify.runNow, or of a save of `saved`."""
-    server = RawServer(state, env=env)
+    server = StdioClient(state, env=env)
     try:
         server.started(folder, options={"verify": {"confirm": "never", "timeoutMs": 120000}})
         if saved is not None:

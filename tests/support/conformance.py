@@ -27,7 +27,7 @@ import cattrs
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 
-from tests.support.recorder import Frame
+from tests.support.stdio import Frame
 from tests.support.transcript import Transcript, diagnostic_sets, key, read_text
 
 Rule = Callable[[Transcript], Iterator[str]]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import os
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -21,6 +20,8 @@ import attrs
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+from tests.support.stdio import server_env
 
 # An answer to window/showMessageRequest: the chosen title or None, possibly awaited.
 Answer = Callable[[types.ShowMessageRequestParams], Any]
@@ -113,16 +114,6 @@ def window_changed(profile: str = "visual_studio_code", **window: Any) -> types.
     changed: `show_message=None` for a client that cannot be asked, for example."""
     base = client_capabilities(profile)
     return attrs.evolve(base, window=attrs.evolve(base.window, **window))
-
-
-def server_env(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    for name in ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
-        folder = tmp / name.lower()
-        folder.mkdir(parents=True, exist_ok=True)
-        env[name] = str(folder)
-    env.update(extra or {})
-    return env
 
 
 @asynccontextmanager

@@ -1,5 +1,5 @@
-"""Finding live (non-zombie) processes by a marker in their command line, or by one of
-their arguments."""
+"""Processes in /proc: live (non-zombie) ones by a marker in their command line or one of their
+arguments, a server and the keeper that started it, their CPU time and memory."""
 
 from __future__ import annotations
 
@@ -57,3 +57,44 @@ def cpu_seconds(pids: list[int]) -> float:
             fields = handle.read().rpartition(")")[2].split()
         ticks += int(fields[11]) + int(fields[12])  # utime, stime
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def lsp_verify_pids(pid: int) -> list[int]:
+    """`pid`, then its children that run lsp_verify (on Linux the server forks at start and
+    the process an editor started stays behind as its keeper)."""
+    pids = [pid]
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as handle:
+            children = [int(p) for p in handle.read().split()]
+    except (OSError, ValueError):
+        children = []
+    for child in children:
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as handle:
+                if b"lsp_verify" in handle.read().split(b"\0"):
+                    pids.append(child)
+        except OSError:
+            pass
+    return pids
+
+
+def status_kib(pid: int, field: str) -> int:
+    """A field of /proc/<pid>/status in KiB (`VmHWM:`, `VmRSS:`); 0 once the process is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith(field):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def private_kib(pid: int) -> int:
+    """The pages of `pid` no other process shares, in KiB."""
+    total = 0
+    with open(f"/proc/{pid}/smaps_rollup") as handle:
+        for line in handle:
+            if line.startswith(("Private_Clean:", "Private_Dirty:")):
+                total += int(line.split()[1])
+    return total

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from tests.support.recorder import Frame
+from tests.support.stdio import Frame
 
 
 class Transcript:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.lsp_session import server_env
+from tests.support.stdio import server_env
 
 
 @pytest.fixture

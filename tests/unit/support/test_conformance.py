@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.support.conformance import check
-from tests.support.recorder import Frame
+from tests.support.stdio import Frame
 
 URI = "file:///p/a.py"
 LINE = "total = add(1, nope)  # summed 🎉"  # 32 code points, 33 UTF-16 units
