@@ -1,4 +1,4 @@
-"""Fixtures the end-to-end tests share, and the quick loop's property examples."""
+"""Fixtures the end-to-end tests share, and the quick loop: `pytest -m unit`."""
 
 from __future__ import annotations
 
@@ -8,10 +8,26 @@ import pytest
 
 from tests.support import properties
 
+HERE = Path(__file__).resolve().parent
+UNIT = HERE / "unit"
+
+
+def _quick(config: pytest.Config) -> bool:
+    """`pytest -m unit` alone: the quick loop while editing the code."""
+    return bool(config.getoption("markexpr", "").strip() == "unit")
+
 
 def pytest_configure(config: pytest.Config) -> None:
-    # `pytest -m unit` alone is the quick loop: property tests try fewer examples there.
-    properties.quick(config.getoption("markexpr", "").strip() == "unit")
+    properties.quick(_quick(config))  # property tests try fewer examples there
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """In the quick loop, nothing outside tests/unit is collected: only tests/unit's tests are
+    marked unit, so nothing else would be selected, and importing it costs seconds."""
+    path = collection_path.resolve()
+    if _quick(config) and HERE in path.parents and path != UNIT and UNIT not in path.parents:
+        return True
+    return None
 
 
 @pytest.fixture
