@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the command-line tools whose real output tests/test_problems_real.py checks the
+# Installs the command-line tools whose real output tests/e2e/test_real_tool_output.py checks the
 # problem matchers against: Go (go test, go vet) and shellcheck from Debian's packages, and
 # make and a C compiler for the C assert() case. Quick and silent when they are there
 # (see apt-install.sh), so .ci/run can call it every time.

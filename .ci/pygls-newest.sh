@@ -36,7 +36,7 @@ fi
 mapfile -t requirements < <("$venv/bin/python" .ci/pygls_versions.py --requirements-but-pygls)
 "$trial/bin/python" -m pip install --quiet "pygls==$newest" "${requirements[@]}"
 
-export LSP_VERIFY_PYGLS_TRIAL="$newest"  # tests/test_pygls_pin.py: outside the pin on purpose
+export LSP_VERIFY_PYGLS_TRIAL="$newest"  # tests/unit/test_pygls_pin.py: outside the pin on purpose
 PATH="$(cd "$trial/bin" && pwd):$PATH"
 export PATH
 set +e

@@ -40,283 +40,57 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import select
 import shlex
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+# tests/support holds the one LSP client of the tests and the benchmarks.
+sys.path.append(str(REPO))
+
+from tests.support.stdio import (  # noqa: E402
+    Message,
+    NoAnswer,
+    Reply,
+    StdioClient,
+    initialize_session,
+    stop,
+)
+
 PEAK_TARGET_MB = 150.0
 ANSWER_TARGET_MS = 1000.0
 MARKER_VAR = "LSP_VERIFY_ADVERSARIAL_BENCH"
 STORE_NAME = "approvals.json"  # lsp_verify/trust.py STORE_NAME
 BIG_BODY = 4 * 1024 * 1024  # messages from the server larger than this are not parsed whole
-_READ = 1024 * 1024
-_WRITE = 1024 * 1024
+CAPABILITIES = {"textDocument": {"synchronization": {"didSave": True}}}
 
 
-class NoAnswer(Exception):
-    """The server did not say what was awaited in time (or closed its output)."""
+def _server(env: dict[str, str]) -> StdioClient:
+    """`python -m lsp_verify` over pipes, this checkout's code (`-m` puts the working folder
+    first), in a session of its own. Every read and write has a deadline; while it writes,
+    the client reads (a huge message never waits on a server that writes meanwhile); the
+    server's requests are answered with null; huge messages are only sketched."""
+    return StdioClient(
+        env=env,
+        cwd=REPO,
+        new_session=True,
+        answers=lambda request: Reply(None),
+        read_while_writing=True,
+        quiet_broken_pipe=True,
+        sketch_over=BIG_BODY,
+        track_peak=True,
+    )
 
 
-Message = dict[str, Any]
-
-
-class Server:
-    """`python -m lsp_verify` over pipes. Every read and write has a deadline."""
-
-    def __init__(self, root: Path, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "lsp_verify"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd=REPO,  # `-m` puts the working directory first: this checkout's code
-            start_new_session=True,
-        )
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.in_fd = self.proc.stdin.fileno()
-        self.out_fd = self.proc.stdout.fileno()
-        os.set_blocking(self.in_fd, False)
-        os.set_blocking(self.out_fd, False)
-        self.root = root
-        self.buffer = bytearray()
-        self.body_length: int | None = None
-        self.outgoing: deque[memoryview] = deque()
-        self.inbox: deque[Message] = deque()
-        self.responses: dict[int, Message] = {}  # request id -> its response
-        self.answered: dict[int, float] = {}  # request id -> when its response arrived
-        self.next_id = 0
-        self.peak_kib = 0
-        self.closed = False  # the server closed its output
-        self.broken = False  # the server closed its input
-
-    # ----- memory
-
-    def sample(self) -> None:
-        """The peak so far of the process started and, where it stays behind as a keeper of
-        the serving process (a fork of itself), of that one: the larger of them."""
-        pid = self.proc.pid
-        pids = [pid]
-        try:
-            with open(f"/proc/{pid}/task/{pid}/children") as handle:
-                children = [int(p) for p in handle.read().split()]
-        except (OSError, ValueError):
-            children = []
-        for child in children:
-            try:
-                with open(f"/proc/{child}/cmdline", "rb") as handle:
-                    if b"lsp_verify" in handle.read().split(b"\0"):
-                        pids.append(child)
-            except OSError:
-                pass
-        for one in pids:
-            try:
-                with open(f"/proc/{one}/status") as handle:
-                    for line in handle:
-                        if line.startswith("VmHWM:"):
-                            self.peak_kib = max(self.peak_kib, int(line.split()[1]))
-            except (OSError, ValueError):
-                pass
-
-    # ----- writing
-
-    def send_bytes(self, data: bytes, deadline: float) -> None:
-        """Queue `data` and write all that is queued; reads whatever comes meanwhile, so
-        that a server writing to us is never blocked by us writing to it."""
-        self.outgoing.append(memoryview(data))
-        while self.outgoing and not self.broken:
-            self._step(deadline, want_write=True)
-
-    def send(self, message: Message, deadline: float) -> None:
-        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-        self.send_bytes(b"Content-Length: %d\r\n\r\n%b" % (len(body), body), deadline)
-
-    def request(self, method: str, params: Any, deadline: float) -> int:
-        self.next_id += 1
-        self.send({"id": self.next_id, "method": method, "params": params}, deadline)
-        return self.next_id
-
-    def notify(self, method: str, params: Any, deadline: float) -> None:
-        self.send({"method": method, "params": params}, deadline)
-
-    # ----- reading
-
-    def wait(self, match: Callable[[Message], bool], deadline: float) -> Message:
-        """The first message (from now on, or already received) that `match` accepts."""
-        while True:
-            while self.inbox:
-                message = self.inbox.popleft()
-                if match(message):
-                    return message
-            if self.closed:
-                raise NoAnswer("the server closed its output")
-            self._step(deadline, want_write=bool(self.outgoing))
-
-    def response(self, rid: int, deadline: float) -> Message:
-        """The response to request `rid`, whenever it arrived."""
-        while rid not in self.responses:
-            if self.closed:
-                raise NoAnswer("the server closed its output")
-            self._step(deadline, want_write=bool(self.outgoing))
-        return self.responses[rid]
-
-    def _step(self, deadline: float, want_write: bool) -> None:
-        self.sample()
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise NoAnswer("timed out")
-        writers = [self.in_fd] if want_write and not self.broken else []
-        readers = [] if self.closed else [self.out_fd]
-        if not readers and not writers:
-            raise NoAnswer("the server closed its output")
-        readable, writable, _ = select.select(readers, writers, [], min(left, 0.25))
-        if readable:
-            self._read()
-        if writable:
-            self._write()
-
-    def _write(self) -> None:
-        while self.outgoing:
-            view = self.outgoing[0]
-            try:
-                written = os.write(self.in_fd, view[:_WRITE])
-            except BlockingIOError:
-                return
-            except OSError:  # EPIPE: the server is gone or closed its input
-                self.broken = True
-                self.outgoing.clear()
-                return
-            if written == len(view):
-                self.outgoing.popleft()
-            else:
-                self.outgoing[0] = view[written:]
-
-    def _read(self) -> None:
-        while True:
-            try:
-                chunk = os.read(self.out_fd, _READ)
-            except BlockingIOError:
-                break
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self.closed = True
-                break
-            self.buffer += chunk
-        self._parse()
-
-    def _parse(self) -> None:
-        buffer = self.buffer
-        while True:
-            if self.body_length is None:
-                end = buffer.find(b"\r\n\r\n")
-                if end < 0:
-                    return
-                length = 0
-                for line in bytes(buffer[:end]).split(b"\r\n"):
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                del buffer[: end + 4]
-                self.body_length = length
-            if len(buffer) < self.body_length:
-                return
-            body = bytes(buffer[: self.body_length])
-            del buffer[: self.body_length]
-            self.body_length = None
-            self._received(body)
-
-    def _received(self, body: bytes) -> None:
-        # A huge message is only sketched (its id and method): parsing it costs seconds.
-        message = _sketch(body) if len(body) > BIG_BODY else json.loads(body)
-        if "id" in message and "method" not in message and isinstance(message["id"], int):
-            self.answered.setdefault(message["id"], time.monotonic())
-            self.responses.setdefault(message["id"], message)
-            return
-        if "id" in message and "method" in message:  # a request to us: answer it
-            self.outgoing.append(
-                memoryview(_frame({"jsonrpc": "2.0", "id": message["id"], "result": None}))
-            )
-        self.inbox.append(message)
-
-    # ----- life
-
-    def initialize(self, folders: list[Path], options: Any, deadline: float) -> None:
-        rid = self.request(
-            "initialize",
-            {
-                "processId": os.getpid(),
-                "rootUri": folders[0].as_uri(),
-                "workspaceFolders": [{"uri": f.as_uri(), "name": f.name} for f in folders],
-                "capabilities": {"textDocument": {"synchronization": {"didSave": True}}},
-                "initializationOptions": options,
-            },
-            deadline,
-        )
-        self.response(rid, deadline)
-        self.notify("initialized", {}, deadline)
-
-    def stop(self, shutdown: bool = True) -> None:
-        """shutdown and exit within 3 s, else SIGKILL to the server's process group."""
-        deadline = time.monotonic() + 3
-        try:
-            if shutdown and not self.closed and not self.broken:
-                self.response(self.request("shutdown", None, deadline), deadline)
-            if not self.closed and not self.broken:
-                self.notify("exit", None, deadline)
-            self.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except (NoAnswer, subprocess.TimeoutExpired):
-            pass
-        self.sample()
-        if self.proc.poll() is None:
-            # Its group, while the server (the group's leader) is not reaped: the group id
-            # is still ours alone.
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                self.proc.kill()
-            self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
-
-
-def _frame(message: Message) -> bytes:
-    body = json.dumps(message).encode()
-    return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
-
-
-_ID = re.compile(rb'"id"\s*:\s*(-?\d+)')
-_METHOD = re.compile(rb'"method"\s*:\s*"([^"\\]+)"')
-
-
-def _sketch(body: bytes) -> Message:
-    """The top-level id and method of a huge message, from its first and last bytes (a
-    nested string cannot fake them: its quotes are escaped)."""
-    ends = body[:512] + b" " + body[-512:]
-    message: Message = {"size": len(body)}
-    found = _ID.search(ends)
-    if found:
-        message["id"] = int(found.group(1))
-    method = _METHOD.search(ends)
-    if method:
-        message["method"] = method.group(1).decode()
-    return message
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())
 
 
 def _kill_marked(token: str) -> int:
@@ -345,7 +119,7 @@ def _kill_marked(token: str) -> int:
 
 @dataclass
 class Context:
-    server: Server
+    server: StdioClient
     root: Path  # the workspace folder
     quick: bool
     timeout: float
@@ -386,8 +160,8 @@ def _send_message_of(ctx: Context, size: int, fill: bytes) -> None:
     body = head + value + tail
     body = head + b" " * (size - len(body)) + value + tail  # whitespace: still valid JSON
     ctx.notes.append(f"{len(body) / 1024 / 1024:g} MB body")
-    ctx.server.send_bytes(b"Content-Length: %d\r\n\r\n" % len(body), _deadline(ctx))
-    ctx.server.send_bytes(body, _deadline(ctx))
+    ctx.server.send(b"Content-Length: %d\r\n\r\n" % len(body), ctx.timeout)
+    ctx.server.send(body, ctx.timeout)
 
 
 def _big_message(ctx: Context) -> tuple[float, float | None]:
@@ -406,7 +180,7 @@ def _bad_length(
     def attack(ctx: Context) -> tuple[float, float | None]:
         body = json.dumps({"jsonrpc": "2.0", "method": "$/adversarial", "params": {}}).encode()
         value = b"%d" % (len(body) // 2) if short else header_value
-        ctx.server.send_bytes(b"Content-Length: " + value + b"\r\n\r\n" + body, _deadline(ctx))
+        ctx.server.send(b"Content-Length: " + value + b"\r\n\r\n" + body, ctx.timeout)
         return time.monotonic(), None
 
     return attack
@@ -414,7 +188,8 @@ def _bad_length(
 
 def _after_shutdown(ctx: Context) -> tuple[float, float | None]:
     deadline = _deadline(ctx)
-    ctx.server.response(ctx.server.request("shutdown", None, deadline), deadline)
+    rid = ctx.server.request("shutdown", None, ctx.timeout)
+    ctx.server.answer_to(rid, _left(deadline))
     return time.monotonic(), None
 
 
@@ -423,7 +198,7 @@ def _watched_files(ctx: Context) -> tuple[float, float | None]:
     base = ctx.root.as_uri()
     changes = [{"uri": f"{base}/src/f{i}.py", "type": 2} for i in range(count)]
     ctx.notes.append(f"{count} changes")
-    ctx.server.notify("workspace/didChangeWatchedFiles", {"changes": changes}, _deadline(ctx))
+    ctx.server.notify("workspace/didChangeWatchedFiles", {"changes": changes}, ctx.timeout)
     return time.monotonic(), None
 
 
@@ -480,7 +255,7 @@ def _finished(folder_uri: str) -> Callable[[Message], bool]:
 
 def _save(ctx: Context, rel: str) -> float:
     uri = (ctx.root / rel).as_uri()
-    ctx.server.notify("textDocument/didSave", {"textDocument": {"uri": uri}}, _deadline(ctx))
+    ctx.server.notify("textDocument/didSave", {"textDocument": {"uri": uri}}, ctx.timeout)
     return time.monotonic()
 
 
@@ -489,18 +264,14 @@ def _run_flood(ctx: Context) -> tuple[float, float | None]:
     deadline = saved + ctx.timeout
     server = ctx.server
     # A request in the middle of the run: the server reads the flood on its event loop.
-    while time.monotonic() < saved + 0.1:
-        try:
-            server._step(saved + 0.1, want_write=bool(server.outgoing))
-        except NoAnswer:
-            break
-    probe = server.request("workspace/executeCommand", _SHOW_LAST_RUN, deadline)
+    server.pump_for(_left(saved + 0.1))
+    probe = server.request("workspace/executeCommand", _SHOW_LAST_RUN, _left(deadline))
     probe_sent = time.monotonic()
-    server.wait(_finished(ctx.root.as_uri()), deadline)
+    server.wait(_finished(ctx.root.as_uri()), _left(deadline))
     ended = time.monotonic()
     ctx.notes.append(f"run {1000 * (ended - saved):.0f} ms")
-    server.response(probe, deadline)
-    during = 1000 * (server.answered[probe] - probe_sent)
+    server.answer_to(probe, _left(deadline))
+    during = 1000 * (server.answered_at[probe] - probe_sent)
     ctx.notes.append(f"answer during the run {during:.0f} ms")
     return ended, during
 
@@ -508,7 +279,7 @@ def _run_flood(ctx: Context) -> tuple[float, float | None]:
 def _nested_json(ctx: Context) -> tuple[float, float | None]:
     depth = 100_000
     body = b"[" * depth + b"]" * depth
-    ctx.server.send_bytes(b"Content-Length: %d\r\n\r\n%b" % (len(body), body), _deadline(ctx))
+    ctx.server.send(b"Content-Length: %d\r\n\r\n%b" % (len(body), body), ctx.timeout)
     return time.monotonic(), None
 
 
@@ -525,7 +296,7 @@ def _fifo_setup(root: Path, state: Path, quick: bool) -> Any:
 def _fifo_store(ctx: Context) -> tuple[float, float | None]:
     saved = _save(ctx, "test_a.py")
     try:
-        message = ctx.server.wait(_finished(ctx.root.as_uri()), saved + ctx.timeout)
+        message = ctx.server.wait(_finished(ctx.root.as_uri()), _left(saved + ctx.timeout))
         ctx.notes.append(f"verdict {message['params']['lastOutcome']}")
     except NoAnswer:
         ctx.notes.append(f"no verdict in {ctx.timeout:g} s")
@@ -581,16 +352,16 @@ def run_attack(attack: Attack, quick: bool, timeout: float) -> Row:
         env["HOME"] = str(base / "home")
         env[MARKER_VAR] = token
         options = attack.setup(root, state, quick)
-        server = Server(root, env)
+        server = _server(env)
         answer_ms: float | None = None
         try:
-            server.initialize([root], options, time.monotonic() + 30)
+            initialize_session(server, [root], options, CAPABILITIES, timeout=30)
             ctx = Context(server, root, quick, timeout, notes)
             started, during = attack.run(ctx)
             deadline = time.monotonic() + timeout
-            rid = server.request("workspace/executeCommand", _SHOW_LAST_RUN, deadline)
-            reply = server.response(rid, deadline)
-            answer_ms = 1000 * (server.answered[rid] - started)
+            rid = server.request("workspace/executeCommand", _SHOW_LAST_RUN, timeout)
+            reply = server.answer_to(rid, _left(deadline))
+            answer_ms = 1000 * (server.answered_at[rid] - started)
             if "error" in reply:
                 notes.append(f"answered with error {reply['error'].get('code')}")
             if during is not None:
@@ -600,11 +371,11 @@ def run_attack(attack: Attack, quick: bool, timeout: float) -> Row:
         except (OSError, ValueError) as exc:
             notes.append(f"client error: {exc!r}")
         finally:
-            server.sample()
+            server.sample_peak()
             code = server.proc.poll()
             if code is not None:
                 notes.append(f"server exited {code}")
-            server.stop(shutdown=attack.name != "after-shutdown")
+            stop(server, shutdown=attack.name != "after-shutdown", timeout=3)
             leftovers = _kill_marked(token)
             if leftovers:
                 notes.append(f"killed {leftovers} leftover processes")

@@ -2,13 +2,13 @@
 
     python benchmarks/located.py
 
-Every case of every tests/problems_cases*.py module (see tests/case_corpus.py) has a recorded
-output in tests/fixtures/problems and the problems it must give. Each recorded output is fed
+Every case of every tests/cases/problems_cases*.py module (see tests/cases/corpus.py) has a
+recorded output in tests/cases/outputs and the problems it must give. Each recorded output is fed
 to the matchers, in a folder that holds the case's project, as the server would; an expected
 problem counts as located when a problem comes out at its file and line. Prints, per family
 and in total, located/expected and the share, and the expected problems that were missed.
-Exit status 0 either way: the figures are information (tests/test_problems_fixtures.py is
-what asserts the corpus).
+Exit status 0 either way: the figures are information
+(tests/unit/problems/test_recorded_outputs.py is what asserts the corpus).
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.case_corpus import all_cases
-from tests.problems_cases import Case, collect, write_project
-from tests.test_problems_fixtures import fixture_lines
+from tests.cases.corpus import all_cases, fixture_lines
+from tests.cases.problems_cases import Case, collect, write_project
 
 
 def located(case: Case, base: Path) -> tuple[int, list[str]]:

@@ -2,7 +2,7 @@
 
     python benchmarks/lsp.py [--rounds 30] [--starts 5]
 
-An LSP client over stdio written with the standard library only. It prints:
+An LSP client over stdio (tests/support/stdio.py, standard library only). It prints:
 - spawn -> initialize response, for lsp-verify and for a do-nothing pygls 2 server, started
   alternately in the same run (this machine's speed drifts; the ratio is of paired starts);
 - RSS of the server after `initialized`;
@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import json
 import os
-import select
 import statistics
 import subprocess
 import sys
@@ -32,134 +30,40 @@ import time
 from pathlib import Path
 from typing import Any
 
+# tests/support holds the one LSP client of the tests and the benchmarks (after what is
+# installed: lsp_verify is imported from where the server would import it).
+sys.path.append(str(Path(__file__).resolve().parents[1]))
+
+from tests.support.procs import private_kib, status_kib
+from tests.support.stdio import Reply, StdioClient, initialize_session, stop
+
+CAPABILITIES = {"textDocument": {"synchronization": {"didSave": True}}}
 DO_NOTHING = "from pygls.lsp.server import LanguageServer\nLanguageServer('idle', '1').start_io()\n"
 
 
-def _status_mb(pid: int, field: str) -> float:
-    with open(f"/proc/{pid}/status") as handle:
-        for line in handle:
-            if line.startswith(field):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+def spawn(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> StdioClient:
+    """A server over stdio whose requests to the client are all answered with null."""
+    return StdioClient(argv=argv, env=env, cwd=cwd, answers=lambda request: Reply(None))
 
 
-class Client:
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
-        self.started = time.perf_counter()
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd=cwd,
-        )
-        self.buffer = b""
-        self.next_id = 0
+def initialize(
+    client: StdioClient, started: float, folders: list[Path], options: Any = None
+) -> float:
+    """Seconds from `started` (time.monotonic() before the spawn) to the initialize response."""
+    initialize_session(client, folders, options, CAPABILITIES)
+    return client.answered_at[1] - started
 
-    def send(self, message: dict[str, Any]) -> None:
-        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        self.proc.stdin.flush()
 
-    def request(self, method: str, params: Any) -> int:
-        self.next_id += 1
-        self.send({"id": self.next_id, "method": method, "params": params})
-        return self.next_id
+def rss_mb(client: StdioClient) -> float:
+    """The serving process's resident memory (the keeper's child where there is one), MiB."""
+    return status_kib(client.pids()[-1], "VmRSS:") / 1024
 
-    def notify(self, method: str, params: Any) -> None:
-        self.send({"method": method, "params": params})
 
-    def read(self, timeout: float = 30) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + timeout
-        while True:
-            header_end = self.buffer.find(b"\r\n\r\n")
-            if header_end >= 0:
-                length = 0
-                for line in self.buffer[:header_end].split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":")[1])
-                end = header_end + 4 + length
-                if len(self.buffer) >= end:
-                    body = self.buffer[header_end + 4 : end]
-                    self.buffer = self.buffer[end:]
-                    message: dict[str, Any] = json.loads(body)
-                    if "id" in message and "method" in message:  # a request to us: answer it
-                        self.send({"id": message["id"], "result": None})
-                    return message
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                raise TimeoutError("no message from the server")
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                raise EOFError("the server closed its output")
-            self.buffer += chunk
-
-    def wait_response(self, request_id: int) -> dict[str, Any]:
-        while True:
-            message = self.read()
-            if message.get("id") == request_id and "method" not in message:
-                return message
-
-    def wait_method(self, method: str) -> dict[str, Any]:
-        while True:
-            message = self.read()
-            if message.get("method") == method:
-                return message
-
-    def initialize(self, folders: list[Path], options: Any = None) -> float:
-        """Returns seconds from spawn to the initialize response."""
-        rid = self.request(
-            "initialize",
-            {
-                "processId": os.getpid(),
-                "rootUri": folders[0].as_uri(),
-                "workspaceFolders": [{"uri": f.as_uri(), "name": f.name} for f in folders],
-                "capabilities": {"textDocument": {"synchronization": {"didSave": True}}},
-                "initializationOptions": options,
-            },
-        )
-        self.wait_response(rid)
-        elapsed = time.perf_counter() - self.started
-        self.notify("initialized", {})
-        return elapsed
-
-    def server_pid(self) -> int:
-        """The process that serves: on Linux lsp-verify forks at start, and the pid the
-        editor started stays behind as the server's keeper (lsp_verify/reaper)."""
-        try:
-            with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as handle:
-                children = [int(p) for p in handle.read().split()]
-        except OSError:
-            children = []
-        return children[0] if children else self.proc.pid
-
-    def rss_mb(self) -> float:
-        return _status_mb(self.server_pid(), "VmRSS:")
-
-    def keeper_private_mb(self) -> float:
-        """What the keeper costs beyond the pages it shares with the server: 0 without one."""
-        if self.server_pid() == self.proc.pid:
-            return 0.0
-        total = 0
-        with open(f"/proc/{self.proc.pid}/smaps_rollup") as handle:
-            for line in handle:
-                if line.startswith(("Private_Clean:", "Private_Dirty:")):
-                    total += int(line.split()[1])
-        return total / 1024
-
-    def close(self) -> None:
-        try:
-            rid = self.request("shutdown", None)
-            self.wait_response(rid)
-            self.notify("exit", None)
-            self.proc.wait(timeout=10)
-        except (OSError, TimeoutError, EOFError, subprocess.TimeoutExpired):
-            self.proc.kill()
-            self.proc.wait()
+def keeper_private_mb(client: StdioClient) -> float:
+    """What the keeper costs beyond the pages it shares with the server: 0 without one."""
+    if client.pids()[-1] == client.proc.pid:
+        return 0.0
+    return private_kib(client.proc.pid) / 1024
 
 
 def pct(values: list[float], q: float) -> float:
@@ -167,7 +71,7 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def server_client(env: dict[str, str], cwd: Path, tree: str | None = None) -> Client:
+def server_client(env: dict[str, str], cwd: Path, tree: str | None = None) -> StdioClient:
     """lsp-verify's server as `import lsp_verify` finds it here, or the one of source tree
     `tree`. It starts in `cwd`, not in this process's folder: `python -m` puts its working
     folder first on sys.path, so started from a tree's root it would run that tree's package
@@ -175,24 +79,24 @@ def server_client(env: dict[str, str], cwd: Path, tree: str | None = None) -> Cl
     if tree is not None:
         paths = [str(Path(tree).resolve()), *filter(None, [env.get("PYTHONPATH")])]
         env = {**env, "PYTHONPATH": os.pathsep.join(paths)}
-    return Client([sys.executable, "-m", "lsp_verify"], env, cwd=cwd)
+    return spawn([sys.executable, "-m", "lsp_verify"], env, cwd=cwd)
 
 
-def save_round(client: Client, folder: Path) -> tuple[float, float]:
+def save_round(client: StdioClient, folder: Path) -> tuple[float, float]:
     """One save of `folder`/a.txt: seconds to its publishDiagnostics, then seconds of a bare
     run of the same command once the server is quiet again."""
     uri = (folder / "a.txt").as_uri()
     started = time.perf_counter()
     client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
     while True:
-        message = client.wait_method("textDocument/publishDiagnostics")
+        message = client.notification("textDocument/publishDiagnostics", timeout=30)
         if message["params"]["uri"] == uri:
             break
     latency = time.perf_counter() - started
     # The server is quiet again (its log line and idle status sent) before the bare run, so
     # that its last writes cannot slow the bare command down.
     while True:
-        message = client.wait_method("verify/status")
+        message = client.notification("verify/status", timeout=30)
         if message["params"]["folder"] == folder.as_uri() and message["params"]["state"] == "idle":
             break
     started = time.perf_counter()
@@ -255,13 +159,15 @@ def main() -> int:
 
         ratios, our_starts, idle_starts = [], [], []
         for _ in range(args.starts):
+            started = time.monotonic()
             a = server_client(env, root)
-            our_time = a.initialize([quick], options)
-            a.close()
-            b = Client(theirs, env)
-            idle_time = b.initialize([quick])
-            idle_rss = b.rss_mb()
-            b.close()
+            our_time = initialize(a, started, [quick], options)
+            stop(a, timeout=10)
+            started = time.monotonic()
+            b = spawn(theirs, env)
+            idle_time = initialize(b, started, [quick])
+            idle_rss = rss_mb(b)
+            stop(b, timeout=10)
             our_starts.append(our_time)
             idle_starts.append(idle_time)
             ratios.append(our_time / idle_time)
@@ -275,13 +181,13 @@ def main() -> int:
         print(f"spawn -> initialize: median of paired ratios {statistics.median(ratios):.3f}")
 
         client = server_client(env, root)
-        client.initialize([quick, slow], options)
+        initialize_session(client, [quick, slow], options, CAPABILITIES)
         time.sleep(0.5)
         print(
-            f"RSS after initialized: lsp-verify {client.rss_mb():.1f} MB, "
+            f"RSS after initialized: lsp-verify {rss_mb(client):.1f} MB, "
             f"do-nothing {idle_rss:.1f} MB"
         )
-        print(f"the keeper's private memory: {client.keeper_private_mb():.1f} MB")
+        print(f"the keeper's private memory: {keeper_private_mb(client):.1f} MB")
 
         # Alternate a save and a bare run of the same command, round by round, and compare
         # pairs: the machine's speed drifts too much for two separate series. A baseline
@@ -289,7 +195,7 @@ def main() -> int:
         baseline = None
         if args.baseline:
             baseline = server_client(env, root, args.baseline)
-            baseline.initialize([quick], options)
+            initialize_session(baseline, [quick], options, CAPABILITIES)
             time.sleep(0.5)
         ours_rounds: list[tuple[float, float]] = []
         baseline_rounds: list[tuple[float, float]] = []
@@ -314,7 +220,7 @@ def main() -> int:
             f"{statistics.median(differences) * 1000:.2f} ms"
         )
         if baseline is not None:
-            baseline.close()
+            stop(baseline, timeout=10)
             over = [latency - bare for latency, bare in baseline_rounds]
             print(
                 f"the same for the baseline ({args.baseline}): "
@@ -333,13 +239,13 @@ def main() -> int:
             rid = client.request(
                 "workspace/executeCommand", {"command": "verify.showLastRun", "arguments": []}
             )
-            client.wait_response(rid)
+            client.response(rid, timeout=30)
             cheap.append(time.perf_counter() - started)
         print(
             f"verify.showLastRun during a {args.long_run:g} s run: median "
             f"{statistics.median(cheap) * 1000:.2f} ms, max {max(cheap) * 1000:.2f} ms"
         )
-        client.close()
+        stop(client, timeout=10)
     return 0
 
 

@@ -1,10 +1,40 @@
-"""Fixtures the end-to-end tests share."""
+"""Fixtures the end-to-end tests share, and the quick loop: `pytest -m unit`."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+from tests.support import properties
+
+HERE = Path(__file__).resolve().parent
+UNIT = HERE / "unit"
+
+
+def _quick(config: pytest.Config) -> bool:
+    """`pytest -m unit` alone: the quick loop while editing the code."""
+    return bool(config.getoption("markexpr", "").strip() == "unit")
+
+
+def _fewer_examples(config: pytest.Config) -> bool:
+    """The quick loop on a developer's machine; never under CI, whose unit stage is the only
+    run of the property tests."""
+    return _quick(config) and not os.environ.get("CI")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    properties.quick(_fewer_examples(config))  # property tests try fewer examples there
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """In the quick loop, nothing outside tests/unit is collected: only tests/unit's tests are
+    marked unit, so nothing else would be selected, and importing it costs seconds."""
+    path = collection_path.resolve()
+    if _quick(config) and HERE in path.parents and path != UNIT and UNIT not in path.parents:
+        return True
+    return None
 
 
 @pytest.fixture

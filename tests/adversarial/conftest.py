@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.raw_client import RawServer
+from tests.support.stdio import StdioClient
 
 
 @pytest.fixture
-def raw(state: Path) -> Iterator[Callable[[], RawServer]]:
+def raw(state: Path) -> Iterator[Callable[[], StdioClient]]:
     """Start `python -m lsp_verify` over pipes; whatever a test started is killed after."""
-    servers: list[RawServer] = []
+    servers: list[StdioClient] = []
 
-    def make() -> RawServer:
-        server = RawServer(state)
+    def make() -> StdioClient:
+        server = StdioClient(state)
         servers.append(server)
         return server
 

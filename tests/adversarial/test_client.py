@@ -20,7 +20,8 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.raw_client import RawServer, did_save, frame, show_last_run
+from tests.support.stdio import StdioClient
+from tests.support.wire import did_save, frame, show_last_run
 
 MiB = 1024 * 1024
 PEAK_RSS_MB = 150  # every attack's budget (issue 13)
@@ -30,11 +31,11 @@ DATA_CAP = 1024 * MiB
 
 
 @pytest.fixture
-def raw(state: Path, tmp_path: Path) -> Iterator[Callable[[], RawServer]]:
-    servers: list[RawServer] = []
+def raw(state: Path, tmp_path: Path) -> Iterator[Callable[[], StdioClient]]:
+    servers: list[StdioClient] = []
 
-    def start() -> RawServer:
-        server = RawServer(state, stderr=tmp_path / f"stderr-{len(servers)}.log")
+    def start() -> StdioClient:
+        server = StdioClient(state, stderr=tmp_path / f"stderr-{len(servers)}.log")
         servers.append(server)
         return server
 
@@ -58,7 +59,7 @@ def cap_data(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(subprocess, "Popen", limited)
 
 
-def send_in_background(server: RawServer, chunks: Iterator[bytes]) -> threading.Thread:
+def send_in_background(server: StdioClient, chunks: Iterator[bytes]) -> threading.Thread:
     """Write `chunks` from a thread, so that the test can read the server's answers meanwhile
     (a server that writes while nobody reads would block, and the writer with it)."""
 
@@ -89,7 +90,7 @@ def streamed(
     yield closer
 
 
-def assert_still_serving(server: RawServer, project: Path, rid: int) -> None:
+def assert_still_serving(server: StdioClient, project: Path, rid: int) -> None:
     server.send(show_last_run(rid))
     assert "result" in server.response(rid, timeout=30)
     server.send(did_save((project / "a.txt").as_uri()))
@@ -97,7 +98,7 @@ def assert_still_serving(server: RawServer, project: Path, rid: int) -> None:
     assert published["params"]["uri"] == (project / "a.txt").as_uri()
 
 
-def assert_no_traceback(server: RawServer) -> None:
+def assert_no_traceback(server: StdioClient) -> None:
     assert "Traceback" not in server.stderr_text(), server.stderr_text()[-3000:]
 
 
@@ -105,7 +106,7 @@ def assert_no_traceback(server: RawServer) -> None:
 
 
 def test_a_message_over_the_size_limit_is_discarded_as_it_streams(
-    raw: Callable[[], RawServer], project: Path
+    raw: Callable[[], StdioClient], project: Path
 ) -> None:
     """100 MB of `{}`: not buffered, not parsed; the next message is read as usual."""
     server = raw().started(project)
@@ -126,7 +127,7 @@ def test_a_message_over_the_size_limit_is_discarded_as_it_streams(
 
 
 def test_a_message_that_would_swell_when_parsed_is_refused(
-    raw: Callable[[], RawServer], project: Path
+    raw: Callable[[], StdioClient], project: Path
 ) -> None:
     """Under the size limit, but millions of tiny objects (about 25 times its size in memory
     once parsed): refused before parsing."""
@@ -148,7 +149,7 @@ def test_a_message_that_would_swell_when_parsed_is_refused(
 
 
 def test_a_big_document_under_the_limit_is_still_opened(
-    raw: Callable[[], RawServer], project: Path
+    raw: Callable[[], StdioClient], project: Path
 ) -> None:
     """A didOpen of a 12 MiB file (dense code: commas and brackets on every line) is legit:
     with runOn "sync", opening it as it is on disk runs the command."""
@@ -187,7 +188,7 @@ def test_a_big_document_under_the_limit_is_still_opened(
 
 @pytest.mark.parametrize("kind", ["notification", "request", "response"])
 def test_objects_sent_to_a_method_the_server_does_not_have_are_not_read(
-    raw: Callable[[], RawServer], project: Path, kind: str
+    raw: Callable[[], StdioClient], project: Path, kind: str
 ) -> None:
     """600 kB of small objects as the params of an unknown method (or the result of a
     response to no request): pygls would make a namedtuple class of each, for 10 s and
@@ -232,7 +233,7 @@ def _bad_frames(case: str) -> bytes:
     "case", ["shorter than the body", "negative", "not a number", "longer than the body"]
 )
 def test_the_reader_finds_the_next_message_after_a_bad_content_length(
-    raw: Callable[[], RawServer], project: Path, case: str
+    raw: Callable[[], StdioClient], project: Path, case: str
 ) -> None:
     server = raw().started(project)
     # The lie and five requests in one write...
@@ -255,7 +256,7 @@ def test_the_reader_finds_the_next_message_after_a_bad_content_length(
 
 
 def test_requests_after_shutdown_are_answered_with_invalid_request(
-    raw: Callable[[], RawServer], project: Path
+    raw: Callable[[], StdioClient], project: Path
 ) -> None:
     server = raw().started(project)
     server.send(frame({"id": 2, "method": "shutdown"}))
@@ -273,7 +274,7 @@ def test_requests_after_shutdown_are_answered_with_invalid_request(
 
 
 def test_a_notification_sent_as_a_request_is_answered(
-    raw: Callable[[], RawServer], project: Path
+    raw: Callable[[], StdioClient], project: Path
 ) -> None:
     """didSave (or initialized) with an id: LSP has no such request, so the answer is
     MethodNotFound, and the save runs nothing."""
@@ -311,7 +312,7 @@ BAD_PARAMS: list[dict[str, Any]] = [
 
 
 def test_params_of_the_wrong_shape_are_one_line_in_the_log(
-    raw: Callable[[], RawServer], project: Path
+    raw: Callable[[], StdioClient], project: Path
 ) -> None:
     server = raw().started(project)
     server.send(b"".join(frame(message) for message in BAD_PARAMS))
@@ -352,7 +353,7 @@ def _watched(project: Path, where: str, count: int) -> tuple[bytes, str]:
 
 @pytest.mark.parametrize("where", ["src", "node_modules"])
 def test_100000_watched_changes_cost_little_and_a_request_right_after_is_answered(
-    raw: Callable[[], RawServer], project: Path, where: str
+    raw: Callable[[], StdioClient], project: Path, where: str
 ) -> None:
     server = raw().started(
         project, options={"command": "echo run >> ../runs.log; exit 1", "confirm": "never"}

@@ -2,7 +2,7 @@
 away: every request is still answered, every wait ends, and nothing reaches stderr as a
 traceback (editors show the server's stderr as errors).
 
-Each test drives `python -m lsp_verify` over raw stdio (tests/raw_client.py) and fails on a
+Each test drives `python -m lsp_verify` over raw stdio (tests/support/stdio.py) and fails on a
 server without the defence it names.
 """
 
@@ -18,19 +18,20 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.raw_client import RawServer, did_save, frame, initialize, show_last_run
+from tests.support.stdio import StdioClient
+from tests.support.wire import did_save, frame, initialize, show_last_run
 
-Start = Callable[[], RawServer]
+Start = Callable[[], StdioClient]
 ASKS = {"window": {"showMessage": {}}}
 CONFIGURES = {"workspace": {"configuration": True}}
 
 
 @pytest.fixture
 def raw(state: Path, tmp_path: Path) -> Iterator[Start]:
-    servers: list[RawServer] = []
+    servers: list[StdioClient] = []
 
-    def start() -> RawServer:
-        server = RawServer(state, stderr=tmp_path / f"stderr-{len(servers)}.log")
+    def start() -> StdioClient:
+        server = StdioClient(state, stderr=tmp_path / f"stderr-{len(servers)}.log")
         servers.append(server)
         return server
 
@@ -46,7 +47,7 @@ def makefile(project: Path) -> Path:
     return project
 
 
-def no_traceback(server: RawServer) -> None:
+def no_traceback(server: StdioClient) -> None:
     text = server.stderr_text()
     assert "Traceback" not in text, text
 
@@ -370,7 +371,7 @@ def test_a_client_that_closes_its_end_ends_the_server(raw: Start, project: Path)
     assert server.proc.wait(timeout=10) == 1
     text = server.stderr_text()
     assert "Traceback" not in text and text.count("roken pipe") <= 1, text
-    from tests.procs import alive
+    from tests.support.procs import alive
 
     assert not alive(marker)
 

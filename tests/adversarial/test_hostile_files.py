@@ -20,19 +20,20 @@ from typing import Any
 
 import pytest
 
-from tests.raw_client import RawServer, did_save, frame, show_last_run
+from tests.support.stdio import StdioClient
+from tests.support.wire import did_save, frame, show_last_run
 
 CPU_BUDGET = 0.2  # seconds of server CPU for one event and the request behind it
 ANSWER_WITHIN = 1.0  # seconds, wall clock, for that request
 
 
 @pytest.fixture
-def serve(state: Path, tmp_path: Path) -> Iterator[Callable[..., RawServer]]:
+def serve(state: Path, tmp_path: Path) -> Iterator[Callable[..., StdioClient]]:
     """Start the server on a folder, its stderr kept; every server started is killed after."""
-    servers: list[RawServer] = []
+    servers: list[StdioClient] = []
 
-    def start(project: Path, **options: Any) -> RawServer:
-        server = RawServer(state, stderr=tmp_path / f"stderr-{len(servers)}.log")
+    def start(project: Path, **options: Any) -> StdioClient:
+        server = StdioClient(state, stderr=tmp_path / f"stderr-{len(servers)}.log")
         servers.append(server)
         settings = {"command": "true", "confirm": "never", **options}
         server.started(project, options=settings)
@@ -45,13 +46,13 @@ def serve(state: Path, tmp_path: Path) -> Iterator[Callable[..., RawServer]]:
         server.kill()
 
 
-def last_run(server: RawServer, rid: int) -> object:
+def last_run(server: StdioClient, rid: int) -> object:
     server.send(show_last_run(rid))
     record = server.response(rid)["result"]
     return record["startedAt"] if isinstance(record, dict) else None
 
 
-def event_cost(server: RawServer, event: bytes, runs: bool = True) -> float:
+def event_cost(server: StdioClient, event: bytes, runs: bool = True) -> float:
     """Send `event` and a request right behind it; the server CPU both cost, once the request
     was answered within ANSWER_WITHIN and the run the event starts (`runs`) has ended."""
     before_run = last_run(server, 80)
@@ -73,7 +74,7 @@ def event_cost(server: RawServer, event: bytes, runs: bool = True) -> float:
     return server.cpu_seconds() - before
 
 
-def assert_cheap(server: RawServer, event: bytes, runs: bool = True) -> None:
+def assert_cheap(server: StdioClient, event: bytes, runs: bool = True) -> None:
     spent = event_cost(server, event, runs)
     assert spent < CPU_BUDGET, f"{spent:.2f} s of server CPU for one event"
     assert "Traceback" not in server.stderr_text(), server.stderr_text()[-3000:]
@@ -89,7 +90,7 @@ def watched(*uris: str) -> bytes:
 
 @pytest.mark.parametrize("length", [36, 200])
 def test_a_backtracking_gitignore_pattern(
-    serve: Callable[..., RawServer], project: Path, length: int
+    serve: Callable[..., StdioClient], project: Path, length: int
 ) -> None:
     """pathspec's regular expression took 1.5 s of CPU for 36 a's and never ended for 200."""
     (project / ".gitignore").write_text("a*a*a*a*a*a*a*a*a*a*b\n")
@@ -103,7 +104,7 @@ def _many_patterns(count: int) -> str:
 
 
 def test_many_gitignore_patterns_and_a_deep_path(
-    serve: Callable[..., RawServer], project: Path
+    serve: Callable[..., StdioClient], project: Path
 ) -> None:
     """20 000 patterns and a change 200 directories down: 7.4 s when every level of every
     path was matched against every pattern again."""
@@ -114,7 +115,7 @@ def test_many_gitignore_patterns_and_a_deep_path(
 
 
 def test_a_gitignore_seen_again_through_a_symlink_loop(
-    serve: Callable[..., RawServer], project: Path
+    serve: Callable[..., StdioClient], project: Path
 ) -> None:
     """`loop -> .` shows the same .gitignore at every level: compiled again at each one,
     4 000 patterns 40 levels down cost 7 s."""
@@ -125,7 +126,7 @@ def test_a_gitignore_seen_again_through_a_symlink_loop(
     assert_cheap(server, watched((deep / "a.py").as_uri()))
 
 
-def test_a_fifo_gitignore(serve: Callable[..., RawServer], project: Path) -> None:
+def test_a_fifo_gitignore(serve: Callable[..., StdioClient], project: Path) -> None:
     """A FIFO where the .gitignore should be: opening it waited for a writer forever."""
     os.mkfifo(project / ".gitignore")
     server = serve(project)
@@ -149,7 +150,7 @@ def _nested_frames(size: int) -> bytes:
 
 
 @pytest.mark.parametrize("size", [800_000, 1_600_000])
-def test_nested_bad_framing(serve: Callable[..., RawServer], project: Path, size: int) -> None:
+def test_nested_bad_framing(serve: Callable[..., StdioClient], project: Path, size: int) -> None:
     """Each level was parsed, copied and logged again: 0.8 MB cost 3.5 s, 1.6 MB 43 s, and
     a line in the log per level."""
     server = serve(project)
@@ -167,7 +168,7 @@ def save(project: Path, name: str = "a.py") -> bytes:
 
 
 def test_a_project_file_of_many_unknown_keys(
-    serve: Callable[..., RawServer], project: Path
+    serve: Callable[..., StdioClient], project: Path
 ) -> None:
     """Each message scanned every line for its key: 12 000 keys cost 13.2 s, at
     `initialized` and again on every change, and made a diagnostic each."""
@@ -204,7 +205,7 @@ MANIFESTS = [
     ("name", "content", "today"), MANIFESTS, ids=[f"{m[0]}-{m[1][:8]!r}" for m in MANIFESTS]
 )
 def test_a_hostile_manifest_read_on_a_save(
-    serve: Callable[..., RawServer], project: Path, name: str, content: str, today: str
+    serve: Callable[..., StdioClient], project: Path, name: str, content: str, today: str
 ) -> None:
     server = serve(project)
     (project / name).write_text(content)
@@ -212,7 +213,7 @@ def test_a_hostile_manifest_read_on_a_save(
 
 
 def test_a_hostile_setup_cfg_read_as_pytest_reads_it(
-    serve: Callable[..., RawServer], project: Path
+    serve: Callable[..., StdioClient], project: Path
 ) -> None:
     """A pytest command makes the run read pytest's own configuration (failed first, the
     quick phase) as well as the planner: both read setup.cfg."""

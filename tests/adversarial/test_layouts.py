@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from tests.lsp_session import server_env
-from tests.raw_client import RawServer, did_save, frame, show_last_run
+from tests.support.stdio import StdioClient, server_env
+from tests.support.wire import did_save, frame, show_last_run
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths")
 
 
 def record_after(
-    server: RawServer, rid: int, want: str, folder: Path | None = None, timeout: float = 20
+    server: StdioClient, rid: int, want: str, folder: Path | None = None, timeout: float = 20
 ) -> dict[str, Any]:
     """verify.showLastRun (of `folder`) until the last record has outcome `want`."""
     deadline = time.monotonic() + timeout

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.lsp_session import session
-from tests.procs import cpu_seconds
+from tests.support.lsp_session import session
+from tests.support.procs import cpu_seconds
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 

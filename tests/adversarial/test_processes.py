@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.lsp_session import server_env
-from tests.procs import alive_with, unique_sleep
-from tests.raw_client import RawServer, did_save, frame
+from tests.support.procs import alive_with, unique_sleep
+from tests.support.stdio import StdioClient, server_env
+from tests.support.wire import did_save, frame
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the reaper is Linux's")
 
@@ -61,7 +61,7 @@ def wait_until(predicate: Any, timeout: float, what: str) -> None:
         time.sleep(0.02)
 
 
-def start(raw: RawServer, root: Path, command: str) -> None:
+def start(raw: StdioClient, root: Path, command: str) -> None:
     raw.send(
         frame(
             {
@@ -80,7 +80,7 @@ def start(raw: RawServer, root: Path, command: str) -> None:
     raw.send(frame({"method": "initialized", "params": {}}))
 
 
-def run_now(raw: RawServer, rid: int) -> dict[str, Any]:
+def run_now(raw: StdioClient, rid: int) -> dict[str, Any]:
     raw.send(
         frame(
             {
@@ -94,7 +94,7 @@ def run_now(raw: RawServer, rid: int) -> dict[str, Any]:
     return result
 
 
-def the_server(raw: RawServer) -> int:
+def the_server(raw: StdioClient) -> int:
     """The pid of the server itself: the child of the process the editor started."""
     wait_until(lambda: children_of(raw.proc.pid), 10, "the server process")
     return children_of(raw.proc.pid)[0]

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from tests.lsp_session import Session, server_env, session, window_changed
+from tests.support.lsp_session import Session, server_env, session, window_changed
 
 RUN_ONCE, ALWAYS, DONT_RUN = "Run once", "Always for this plan", "Don't run"
 HOSTILE = 'command = "touch PWNED"\n'

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.lsp_session import server_env
-from tests.procs import cpu_seconds
-from tests.raw_client import RawServer
+from tests.support.procs import cpu_seconds
+from tests.support.stdio import StdioClient, read_in_thread, server_env
+from tests.support.wire import BadFrame
 
 MARKER_VAR = "LSP_VERIFY_FUZZ_MARK"
 # The server's requests whose answer a run or a command may rightly wait for: left unanswered
@@ -61,7 +61,7 @@ class Server:
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         }
         self.stderr_path = workdir / "stderr.log"
-        self.raw = RawServer(state, stderr=self.stderr_path, env=server_env(state, extra))
+        self.raw = StdioClient(state, stderr=self.stderr_path, env=server_env(state, extra))
         self.proc = self.raw.proc
         self.policy = policy
         self.output = Output()
@@ -69,8 +69,7 @@ class Server:
         self._write_lock = threading.Lock()
         self._partial = False
         self._held: list[bytes] = []
-        self._reader = threading.Thread(target=self._read, name="fuzz-reader", daemon=True)
-        self._reader.start()
+        self._reader = read_in_thread(self.raw, self._frame, self._bad_header, self._ended)
 
     # ----- writing -----
 
@@ -91,9 +90,7 @@ class Server:
     def _write(self, data: bytes) -> bool:
         self.writes += 1
         try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
+            self.raw.send(data)
         except (BrokenPipeError, ValueError, OSError):
             return False
         return True
@@ -115,46 +112,21 @@ class Server:
 
     def close_stdin(self) -> None:
         with self._write_lock:
-            try:
-                assert self.proc.stdin is not None
-                self.proc.stdin.close()
-            except (BrokenPipeError, OSError):
-                pass
+            self.raw.close_input()
 
     # ----- reading -----
 
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        buffer = b""
-        while True:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                with self.output.lock:
-                    self.output.closed = True
-                    if buffer.strip():
-                        self.output.problems.append(
-                            f"output ends inside a message: {buffer[:80]!r}"
-                        )
-                return
-            buffer += chunk
-            while True:
-                end = buffer.find(b"\r\n\r\n")
-                if end < 0:
-                    break
-                length = _content_length(buffer[:end])
-                if length is None:
-                    self._problem(f"bad header block {buffer[:end][:120]!r}")
-                    buffer = b""  # nothing after it can be trusted
-                    break
-                if len(buffer) < end + 4 + length:
-                    break
-                body = buffer[end + 4 : end + 4 + length]
-                buffer = buffer[end + 4 + length :]
-                self._message(body)
+    def _frame(self, header: bytes, body: bytes) -> None:
+        self._message(body)
+
+    def _bad_header(self, bad: BadFrame) -> None:
+        self._problem(f"bad header block {bad.data[:120]!r}")  # nothing after it is trusted
+
+    def _ended(self, pending: bytes) -> None:
+        with self.output.lock:
+            self.output.closed = True
+            if pending.strip():
+                self.output.problems.append(f"output ends inside a message: {pending[:80]!r}")
 
     def _problem(self, text: str) -> None:
         with self.output.lock:
@@ -215,7 +187,7 @@ class Server:
 
     def server_pids(self) -> list[int]:
         """The keeper, then the server it forked (while they run)."""
-        return self.raw._pids() if self.alive() else []
+        return self.raw.pids() if self.alive() else []
 
     def cpu(self) -> float:
         try:
@@ -281,20 +253,6 @@ class Server:
             return self.stderr_path.read_text(errors="replace")
         except OSError:
             return ""
-
-
-def _content_length(headers: bytes) -> int | None:
-    length = None
-    for line in headers.split(b"\r\n"):
-        name, sep, value = line.partition(b":")
-        if not sep:
-            return None
-        if name.strip().lower() == b"content-length":
-            try:
-                length = int(value.strip())
-            except ValueError:
-                return None
-    return length if length is not None and length >= 0 else None
 
 
 def jsonrpc_problem(message: Any) -> str | None:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Records tests/fixtures/problems/<family>/<case>.txt (and .cmd) by running each case's
+"""Records tests/cases/outputs/<family>/<case>.txt (and .cmd) by running each case's
 command in a fresh copy of its project, the way the runner would (`sh -c`, folder as working
 directory, stdout and stderr merged), then cleaning and normalising the output.
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.case_corpus import all_cases, case_modules
-from tests.problems_cases import FIXTURES, Case, clean, expand, run_case
+from tests.cases.corpus import all_cases, case_modules
+from tests.cases.problems_cases import FIXTURES, Case, clean, expand, run_case
 
 # Tools whose `--version` does not say the version on its first line.
 VERSION_COMMANDS = {"go": "go version", "shellcheck": "shellcheck --version | sed -n 2p"}
@@ -91,8 +91,8 @@ def tool_version(case: Case) -> str:
 def case_file(case: Case) -> str:
     for module in case_modules():
         if case in module.CASES:
-            return f"tests/{module.__name__.rsplit('.', 1)[-1]}.py"
-    return "tests/problems_cases.py"
+            return module.__name__.replace(".", "/") + ".py"
+    return "tests/cases/problems_cases.py"
 
 
 def record(case: Case) -> None:

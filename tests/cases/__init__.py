@@ -1,0 +1,1 @@
+"""Recorded tool outputs and the tables of what each must give."""

@@ -1,0 +1,5 @@
+# project: jest (tests/cases/problems_cases.py), run in {ROOT} with sh -c
+# recorded on Linux x86_64, Python 3.11.7
+# tool: jest 29.7.0
+# {node} is $LSP_VERIFY_NODE_TOOLS/node_modules/.bin
+{node}/jest --ci --no-cache --rootDir .

@@ -1,0 +1,5 @@
+# project: node-mocha (tests/cases/problems_cases.py), run in {ROOT} with sh -c
+# recorded on Linux x86_64, Python 3.11.7
+# tool: mocha 12.0.3
+# {node} is $LSP_VERIFY_NODE_TOOLS/node_modules/.bin
+{node}/mocha

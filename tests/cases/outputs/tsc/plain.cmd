@@ -1,0 +1,5 @@
+# project: ts (tests/cases/problems_cases.py), run in {ROOT} with sh -c
+# recorded on Linux x86_64, Python 3.11.7
+# tool: tsc Version 5.9.3
+# {node} is $LSP_VERIFY_NODE_TOOLS/node_modules/.bin
+{node}/tsc -p .

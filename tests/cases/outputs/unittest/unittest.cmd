@@ -1,0 +1,4 @@
+# project: py-unittest (tests/cases/problems_cases_more.py), run in {ROOT} with sh -c
+# recorded on Linux x86_64, Python 3.11.7
+# tool: Python 3.11.7
+{python} -m unittest

@@ -1,0 +1,170 @@
+"""What gets shipped: the wheel and sdist built from a clone, offline, and installs from both.
+
+Everything runs on a copy of the source tree (never writing into the work tree) and without
+the network: the build backend must already be installed (`--no-isolation`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import lsp_verify
+from tests.support.paths import REPO
+
+# Never part of a clone's contents worth copying, and some are large.
+JUNK = (".git", ".venv", "venv", "node_modules", "__pycache__", "*.pyc", ".*_cache",
+        ".hypothesis", "build", "dist", "*.egg-info", "out")  # fmt: skip
+
+PACKAGE_FILES = sorted(
+    p.relative_to(REPO).as_posix()
+    for p in (REPO / "lsp_verify").rglob("*")
+    if p.is_file() and (p.suffix == ".py" or p.name == "py.typed")
+)
+
+
+def _offline_env(tmp: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        PIP_NO_INDEX="1",
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        PIP_NO_CACHE_DIR="1",
+        HOME=str(tmp / "home"),
+        XDG_CACHE_HOME=str(tmp / "cache"),
+        XDG_STATE_HOME=str(tmp / "state"),
+        XDG_CONFIG_HOME=str(tmp / "config"),
+    )
+    return env
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        argv,
+        cwd=str(cwd),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, f"{argv} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if importlib.util.find_spec("hatchling") is None:
+        reason = "hatchling is not installed here, so nothing can be built offline"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but {reason}: add hatchling and build to the test extra")
+        pytest.skip(reason)
+    target = tmp_path_factory.mktemp("clone") / "lsp-verify"
+    shutil.copytree(REPO, target, ignore=shutil.ignore_patterns(*JUNK), symlinks=True)
+    return target
+
+
+@pytest.fixture(scope="module")
+def dist(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    out = tmp_path_factory.mktemp("dist")
+    env = _offline_env(out)
+    if importlib.util.find_spec("build") is not None:
+        _run(
+            [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), "."], clone, env
+        )
+    else:  # the same PEP 517 hooks `python -m build --no-isolation` calls
+        code = (
+            "import sys, hatchling.build as b; "
+            "b.build_wheel(sys.argv[1]); b.build_sdist(sys.argv[1])"
+        )
+        _run([sys.executable, "-c", code, str(out)], clone, env)
+    yield out
+
+
+def _one(folder: Path, pattern: str) -> Path:
+    [found] = list(folder.glob(pattern))
+    return found
+
+
+def test_wheel_holds_the_package_and_nothing_else(dist: Path) -> None:
+    wheel = _one(dist, "lsp_verify-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    version = lsp_verify.__version__
+    info = f"lsp_verify-{version}.dist-info/"
+    assert wheel.name == f"lsp_verify-{version}-py3-none-any.whl"
+    for name in PACKAGE_FILES:
+        assert name in names, f"{name} is missing from the wheel"
+    strays = [n for n in names if not (n.startswith(("lsp_verify/", info)))]
+    assert strays == [], f"the wheel carries files outside the package: {strays}"
+    assert not [n for n in names if "/tests/" in n or "fixtures" in n or n.endswith(".pyc")]
+
+
+def test_wheel_metadata_and_entry_point(dist: Path) -> None:
+    wheel = zipfile.ZipFile(_one(dist, "lsp_verify-*.whl"))
+    info = f"lsp_verify-{lsp_verify.__version__}.dist-info/"
+    metadata = wheel.read(info + "METADATA").decode()
+    assert "Name: lsp-verify\n" in metadata
+    assert f"Version: {lsp_verify.__version__}\n" in metadata
+    assert "Requires-Python: >=3.9" in metadata
+    assert "Requires-Dist: pygls" in metadata
+    entry_points = wheel.read(info + "entry_points.txt").decode()
+    assert "lsp-verify = lsp_verify.cli:main" in entry_points
+
+
+def test_sdist_builds_the_package_without_local_junk(dist: Path) -> None:
+    sdist = _one(dist, "lsp_verify-*.tar.gz")
+    prefix = f"lsp_verify-{lsp_verify.__version__}/"
+    with tarfile.open(sdist) as archive:
+        names = [m.name for m in archive.getmembers() if m.isfile()]
+    for name in ("pyproject.toml", "README.md", "LICENSE", *PACKAGE_FILES):
+        assert prefix + name in names, f"{name} is missing from the sdist"
+    junk = [n for n in names if "__pycache__" in n or n.endswith(".pyc") or "/.venv/" in n]
+    assert junk == []
+    assert not [n for n in names if "node_modules" in n or "/.git/" in n]
+
+
+def _installed_works(target: Path, tmp: Path) -> None:
+    """The installed copy (not the work tree) imports whole and its script plans the demo.
+
+    (`lsp_verify.__main__` is left out: importing it starts the server.)
+    """
+    env = {**_offline_env(tmp), "PYTHONPATH": str(target)}
+    code = (
+        "import pkgutil, lsp_verify; print(lsp_verify.__file__); "
+        "[__import__(m.name) for m in pkgutil.walk_packages(lsp_verify.__path__, 'lsp_verify.') "
+        "if m.name != 'lsp_verify.__main__']"
+    )
+    imported = _run([sys.executable, "-c", code], tmp, env).stdout
+    assert imported.startswith(str(target)), imported
+    demo = tmp / "demo"
+    shutil.copytree(REPO / "examples" / "demo", demo, ignore=shutil.ignore_patterns(*JUNK))
+    script = target / "bin" / "lsp-verify"
+    plan = json.loads(_run([str(script), "explain", str(demo)], tmp, env).stdout)
+    assert plan["runner"] == "pytest" and plan["manifest"] == "pytest.ini", plan
+
+
+def test_built_wheel_installs_offline_and_runs(dist: Path, tmp_path: Path) -> None:
+    target = tmp_path / "site"
+    wheel = _one(dist, "lsp_verify-*.whl")
+    _run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target), str(wheel)],
+        tmp_path,
+        _offline_env(tmp_path),
+    )
+    _installed_works(target, tmp_path)
+
+
+def test_pip_install_from_a_clone_works_offline(clone: Path, tmp_path: Path) -> None:
+    target = tmp_path / "site"
+    argv = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation"]
+    _run([*argv, "--target", str(target), str(clone)], tmp_path, _offline_env(tmp_path))
+    _installed_works(target, tmp_path)

@@ -1,0 +1,49 @@
+"""The matchers on real output: each case's command really runs where the machine has the
+tool (pytest, python, gcc, cargo, mypy, ruff; tsc, vitest, jest and eslint from
+$LSP_VERIFY_NODE_TOOLS), and gives exactly the expected problems (acceptance 1).
+
+The commands run concurrently, once per session, because together they take several seconds
+(cargo builds twice, pytest starts a dozen times).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.cases.corpus import all_cases
+from tests.cases.problems_cases import Case, clean, collect, mismatches, run_case, tool_missing
+
+CASES = all_cases()
+RUNNABLE = [case for case in CASES if tool_missing(case.tool) is None]
+
+
+@pytest.fixture(scope="module")
+def outputs() -> Iterator[dict[str, tuple[Path, str]]]:
+    with tempfile.TemporaryDirectory(prefix="lsp-verify-problems-") as tmp:
+        base = Path(tmp)
+
+        def run(case: Case) -> tuple[str, tuple[Path, str]]:
+            try:
+                return case.id, run_case(case, base / case.id.replace("/", "-"), timeout=240)
+            except Exception as error:  # reported by that case's test, not by all of them
+                return case.id, (base, f"<could not run {case.command!r}: {error!r}>")
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            yield dict(pool.map(run, RUNNABLE))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_real_output_gives_the_expected_problems(
+    case: Case, outputs: dict[str, tuple[Path, str]]
+) -> None:
+    missing = tool_missing(case.tool)
+    if missing is not None:
+        pytest.skip(missing)
+    root, output = outputs[case.id]
+    problems = collect(root, clean(output))
+    assert mismatches(problems, case.expected) == [], output

@@ -1,0 +1,1 @@
+"""Helpers the tests share: LSP clients, the conformance rules, processes."""

@@ -1,0 +1,238 @@
+"""`lsp-verify approve`, `revoke` and `approvals`, in this process."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_verify import cli
+from lsp_verify.planning.plan import Plan
+from lsp_verify.trust import (
+    APPROVED,
+    TrustStore,
+    plan_fingerprint,
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own state dir; HOME too, so a fallback can never reach the real one."""
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return state
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "work" / "proj"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def make(folder: Path | str, **changes: Any) -> Plan:
+    plan = Plan(
+        folder=str(folder),
+        source="detected",
+        runner="make",
+        command="make test",
+        reason="Makefile has a test rule",
+        manifest="Makefile",
+        manifest_sha256="sha256:" + "a" * 64,
+        steps=("make test",),
+        snapshot=b"test:\n\ttrue\n",
+    )
+    return replace(plan, **changes)
+
+
+def store_path(state: Path) -> Path:
+    return state / "lsp-verify" / "approvals.json"
+
+
+# -- fingerprint and policy
+
+
+# -- round trips
+
+
+# -- where and how it is written
+
+
+# -- damaged stores
+
+
+# -- two processes at once
+
+
+# -- command line
+
+
+@pytest.fixture
+def fake_planner(monkeypatch: pytest.MonkeyPatch) -> dict[str, Plan]:
+    """make_plan stand-in: the CLI's own logic, independent of the detector."""
+    plans: dict[str, Plan] = {}
+
+    def make_plan(folder: str, editor: object = None) -> Plan:
+        return plans[folder]
+
+    import lsp_verify.planning.plan
+
+    monkeypatch.setattr(lsp_verify.planning.plan, "make_plan", make_plan, raising=False)
+    return plans
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_cli_approve_approvals_revoke(
+    capsys: pytest.CaptureFixture[str], workspace: Path, fake_planner: dict[str, Plan]
+) -> None:
+    plan = make(workspace)
+    fake_planner[str(workspace)] = plan
+    status, out, err = run_cli(capsys, "approve", str(workspace))
+    assert (status, err) == (0, "")
+    assert "make test" in out and "Makefile" in out and "detected" in out
+    assert plan_fingerprint(plan) in out
+    assert TrustStore().lookup(str(workspace), plan_fingerprint(plan)) == APPROVED
+
+    status, out, err = run_cli(capsys, "approvals")
+    assert status == 0
+    (line,) = out.splitlines()
+    entry = json.loads(line)
+    assert entry["folder"] == str(workspace)
+    assert entry["verdict"] == "approved"
+    assert entry["fingerprint"] == plan_fingerprint(plan)
+    assert entry["command"] == "make test"
+
+    status, out, _ = run_cli(capsys, "approvals", str(workspace.parent))
+    assert (status, out) == (0, "")
+
+    status, out, _ = run_cli(capsys, "revoke", str(workspace))
+    assert status == 0
+    assert "revoked 1 decision " in out
+    assert TrustStore().decisions() == []
+    status, out, _ = run_cli(capsys, "revoke", str(workspace))
+    assert (status, "revoked 0 decisions" in out) == (0, True)
+
+
+def test_cli_defaults_to_the_current_folder(
+    capsys: pytest.CaptureFixture[str],
+    workspace: Path,
+    fake_planner: dict[str, Plan],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake_planner[str(workspace)] = make(workspace)
+    monkeypatch.chdir(workspace)
+    assert run_cli(capsys, "approve")[0] == 0
+    assert [d.folder for d in TrustStore().decisions()] == [str(workspace)]
+    assert run_cli(capsys, "revoke")[0] == 0
+    assert TrustStore().decisions() == []
+
+
+@pytest.mark.parametrize(
+    "plan_change",
+    [
+        {"source": None, "runner": None, "command": None, "steps": (), "reason": "no rule"},
+        {"source": "settings", "runner": None},
+    ],
+    ids=["no-plan", "settings"],
+)
+def test_cli_approve_with_nothing_to_approve_exits_3(
+    capsys: pytest.CaptureFixture[str],
+    _isolated_home: Path,
+    workspace: Path,
+    fake_planner: dict[str, Plan],
+    plan_change: dict[str, Any],
+) -> None:
+    fake_planner[str(workspace)] = make(workspace, **plan_change)
+    status, out, _ = run_cli(capsys, "approve", str(workspace))
+    assert status == 3
+    assert "nothing to approve" in out
+    assert not store_path(_isolated_home).exists()
+
+
+@pytest.mark.parametrize("cmd", ["approve", "revoke", "approvals"])
+def test_cli_missing_dir_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, cmd: str
+) -> None:
+    status, out, err = run_cli(capsys, cmd, str(tmp_path / "missing"))
+    assert (status, out) == (2, "")
+    assert "missing" in err
+
+
+def test_cli_reports_a_damaged_store_on_stderr(
+    capsys: pytest.CaptureFixture[str], _isolated_home: Path
+) -> None:
+    path = store_path(_isolated_home)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\x00garbage")
+    status, out, err = run_cli(capsys, "approvals")
+    assert (status, out) == (0, "")
+    assert err.count("lsp-verify:") == 1 and str(path) in err
+
+
+def test_cli_approve_fails_with_1_when_the_store_cannot_be_written(
+    capsys: pytest.CaptureFixture[str],
+    _isolated_home: Path,
+    workspace: Path,
+    fake_planner: dict[str, Plan],
+) -> None:
+    store_path(_isolated_home).mkdir(parents=True)
+    fake_planner[str(workspace)] = make(workspace)
+    status, _, err = run_cli(capsys, "approve", str(workspace))
+    assert status == 1
+    assert "not written" in err
+
+
+@pytest.mark.parametrize(
+    ("manifest", "text", "source", "command"),
+    [
+        (".lsp-verify.toml", 'command = "true"\n', "project-file", "true"),
+        ("Makefile", "test:\n\ttrue\n", "detected", "make test"),
+    ],
+)
+def test_cli_approve_with_the_real_planner(
+    capsys: pytest.CaptureFixture[str],
+    workspace: Path,
+    manifest: str,
+    text: str,
+    source: str,
+    command: str,
+) -> None:
+    (workspace / manifest).write_text(text)
+    status, out, err = run_cli(capsys, "approve", str(workspace))
+    assert status == 0, (out, err)
+    (decision,) = TrustStore().decisions()
+    assert (decision.folder, decision.command, decision.source, decision.manifest) == (
+        str(workspace),
+        command,
+        source,
+        manifest,
+    )
+    assert decision.fingerprint in out
+    # The same plan again is the same fingerprint: approving twice keeps one decision.
+    assert run_cli(capsys, "approve", str(workspace))[0] == 0
+    assert len(TrustStore().decisions()) == 1
+    # Any edit of the manifest is a new plan, approved separately.
+    (workspace / manifest).write_text(text + "# edited\n")
+    assert run_cli(capsys, "approve", str(workspace))[0] == 0
+    assert len({d.fingerprint for d in TrustStore().decisions()}) == 2
+
+
+def test_cli_approve_with_the_real_planner_and_no_plan(
+    capsys: pytest.CaptureFixture[str], _isolated_home: Path, workspace: Path
+) -> None:
+    (workspace / "README.md").write_text("run the tests with make test\n")
+    status, out, _ = run_cli(capsys, "approve", str(workspace))
+    assert status == 3
+    assert "nothing to approve" in out
+    assert not store_path(_isolated_home).exists()
