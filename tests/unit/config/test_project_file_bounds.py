@@ -17,6 +17,7 @@ from lsp_verify.config.project_file import (
     parse_toml,
 )
 from lsp_verify.config.settings import PROJECT_FILE, parse_settings
+from tests.support.cost import cpu_clock
 
 
 def write(folder: Path, text: str) -> None:
@@ -27,7 +28,7 @@ def test_many_unknown_keys_cost_one_pass_and_a_capped_list(tmp_path: Path) -> No
     """Each message scanned every line for its key: 4 000 keys took 1.9 s, 12 000 took
     13.2 s, and each key was a diagnostic of its own."""
     write(tmp_path, 'command = "make check"\n' + "".join(f"k{i} = {i}\n" for i in range(12_000)))
-    start = time.process_time()
+    start = cpu_clock()
     loaded = load_project_file(str(tmp_path))
     spent = time.process_time() - start
     assert spent < 0.25, f"{spent:.2f} s of CPU"
@@ -76,7 +77,7 @@ def test_without_a_limit_every_problem_is_listed() -> None:
 def test_a_long_key_is_shown_as_it_begins(tmp_path: Path) -> None:
     key = "k" * 500_000
     write(tmp_path, f'command = "x"\n{key} = 1\n')
-    start = time.process_time()
+    start = cpu_clock()
     loaded = load_project_file(str(tmp_path))
     assert time.process_time() - start < 0.25
     assert loaded is not None
@@ -99,7 +100,7 @@ def test_a_long_key_is_shown_as_it_begins(tmp_path: Path) -> None:
 def test_toml_too_costly_to_parse_is_refused_at_once(text: str, words: str) -> None:
     """tomllib is pure Python: 1 MiB of tables took a second, and a dotted key costs the
     square of its parts (16 kB of `a.a.a...` took 0.6 s and 258 MB, 1 MiB never ended)."""
-    start = time.process_time()
+    start = cpu_clock()
     with pytest.raises(TooCostly, match=words):
         parse_toml(text)
     assert time.process_time() - start < 0.1
@@ -111,7 +112,7 @@ def test_a_key_of_as_many_parts_as_allowed_is_parsed() -> None:
 
 def test_a_costly_project_file_is_a_message(tmp_path: Path) -> None:
     write(tmp_path, "a" + ".a" * 300_000 + " = 1\n")
-    start = time.process_time()
+    start = cpu_clock()
     loaded = load_project_file(str(tmp_path))
     assert time.process_time() - start < 0.25
     assert loaded is not None

@@ -13,6 +13,7 @@ import pytest
 
 from lsp_verify.planning import detect
 from lsp_verify.planning.plan import make_plan
+from tests.support.cost import cpu_clock
 
 MIB = 1024 * 1024
 
@@ -70,7 +71,7 @@ HOSTILE = [
 @pytest.mark.parametrize(("name", "content"), HOSTILE, ids=[f"{n}-{c[:10]!r}" for n, c in HOSTILE])
 def test_a_hostile_manifest_costs_a_bounded_plan(tmp_path: Path, name: str, content: str) -> None:
     (tmp_path / name).write_text(content)
-    start = time.process_time()
+    start = cpu_clock()
     plan = make_plan(str(tmp_path))
     spent = time.process_time() - start
     assert spent < 0.2, f"{spent:.2f} s of CPU"

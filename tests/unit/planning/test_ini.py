@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from lsp_verify.config.project_file import TooCostly
 from lsp_verify.planning.ini import MAX_LINES, IniError, read_ini
 from lsp_verify.planning.plan import make_plan
+from tests.support.cost import cpu_clock
 from tests.support.properties import examples
 
 _PIECES = [
@@ -82,14 +83,14 @@ MIB = 1024 * 1024
     ids=lambda text: repr(text[:12]),
 )
 def test_a_hostile_file_costs_little(text: str) -> None:
-    start = time.process_time()
+    start = cpu_clock()
     with contextlib.suppress(IniError):
         read_ini(text)
     assert time.process_time() - start < 0.1
 
 
 def test_past_the_line_limit_the_file_is_not_read() -> None:
-    start = time.process_time()
+    start = cpu_clock()
     with pytest.raises(TooCostly, match=f"more than {MAX_LINES} lines"):
         read_ini("[s]\n" + "\n" * MAX_LINES)
     assert time.process_time() - start < 0.05
@@ -99,7 +100,7 @@ def test_past_the_line_limit_the_file_is_not_read() -> None:
 def test_a_hostile_manifest_is_a_reason_at_a_bounded_cost(tmp_path: Path, name: str) -> None:
     """configparser rebuilt its message for each bad line: 8.2 s for 50 000 of them."""
     (tmp_path / name).write_text("[x]\nfirst bad line\n" + f"{'bad ' * 12}\n" * 19_000)
-    start = time.process_time()
+    start = cpu_clock()
     plan = make_plan(str(tmp_path))
     assert time.process_time() - start < 0.2
     reasons = " ".join(rule.why for rule in plan.rules)

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lsp_verify.planning.makefile import MAX_LINES, WANTED, has_test_rule, rule_targets
+from tests.support.cost import cpu_clock
 from tests.support.properties import examples
 
 # --- the line-by-line reading this module had before, as an oracle --------------------------
@@ -171,7 +172,7 @@ def _fill(line: str) -> str:
     ids=lambda text: repr(text[:12]),
 )
 def test_a_hostile_makefile_costs_little(text: str) -> None:
-    start = time.process_time()
+    start = cpu_clock()
     rule_targets(text)
     assert time.process_time() - start < 0.1
 
