@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,42 +15,26 @@ import pytest
 
 from lsp_verify.workspace import commands, configure
 from lsp_verify.workspace.state import State
+from tests.support.fake_ui import FakeUI
 
 
-class UI:
-    """A client that can be asked for settings, with a configuration answer that raises."""
+class UI(FakeUI):
+    """A client whose answer to workspace/configuration raises, where a test says so."""
 
     def __init__(self, configuration: Exception | None = None) -> None:
+        super().__init__(settings=[{"command": "true"}] * 8)
         self.raises = configuration
-        self.logged: list[str] = []
-
-    def publish(self, uri: str, payloads: list[bytes]) -> None: ...
-    def send_status(self, status: dict[str, Any]) -> None: ...
-    def send_output(self, payload: dict[str, Any]) -> None: ...
-    def show_warning(self, text: str) -> None: ...
-    def refresh_pulls(self) -> None: ...
-    def document_text(self, uri: str) -> None: ...
-    def begin_progress(self, command: str, cancel: asyncio.Event) -> None: ...
-
-    def log(self, text: str, level: str = "log") -> None:
-        self.logged.append(text)
-
-    def can_ask(self) -> bool:
-        return True
-
-    async def ask(self, text: str, actions: Sequence[str]) -> str | None:
-        return None
 
     async def configuration(self, uris: list[str]) -> list[Any] | None:
         if self.raises is not None:
             raise self.raises
-        return [{"command": "true"} for _ in uris]
+        return await super().configuration(uris)
 
 
 async def test_a_settings_load_that_raises_leaves_the_folder_ready(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    workspace = State(UI(configuration=RuntimeError("boom")))  # type: ignore[arg-type]
+    workspace = State(UI(configuration=RuntimeError("boom")))
     folder = workspace.add_folder(tmp_path.as_uri())
     assert folder is not None
     with caplog.at_level(logging.ERROR, "lsp_verify"):
@@ -63,7 +46,7 @@ async def test_a_settings_load_that_raises_leaves_the_folder_ready(
 async def test_settings_that_fail_to_parse_leave_the_folder_ready(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    workspace = State(UI())  # type: ignore[arg-type]
+    workspace = State(UI())
     folder = workspace.add_folder(tmp_path.as_uri())
     assert folder is not None
 
@@ -81,7 +64,7 @@ async def test_settings_that_fail_to_parse_leave_the_folder_ready(
 async def test_a_background_task_that_fails_is_logged(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    workspace = State(UI())  # type: ignore[arg-type]
+    workspace = State(UI())
 
     async def fails() -> None:
         raise KeyError("lost")
@@ -107,7 +90,7 @@ async def test_a_pull_wait_that_fails_is_logged_and_its_bound_is_not(
     error: Exception,
     logged: bool,
 ) -> None:
-    workspace = State(UI())  # type: ignore[arg-type]
+    workspace = State(UI())
     folder = workspace.add_folder(tmp_path.as_uri())
     assert folder is not None
     await configure.load_settings(workspace, [folder])
@@ -131,11 +114,10 @@ async def test_a_pull_wait_that_fails_is_logged_and_its_bound_is_not(
 def test_a_flood_of_settings_problems_pops_up_a_few_and_logs_every_one(tmp_path: Path) -> None:
     from lsp_verify.workspace.state import MAX_SHOWN
 
-    shown: list[str] = []
     ui = UI()
-    ui.show_warning = shown.append  # type: ignore[method-assign]
-    workspace = State(ui)  # type: ignore[arg-type]
+    workspace = State(ui)
     configure.parse(workspace, {f"unknown{n}": 1 for n in range(50)}, "settings")
+    shown = ui.warnings
     assert len(shown) == MAX_SHOWN + 1
     assert shown[-1] == "verify: more problems with the settings; the log has them all"
-    assert sum("unknown" in line for line in ui.logged) == 50
+    assert sum("unknown" in text for _, text in ui.logged) == 50
