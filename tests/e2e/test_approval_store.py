@@ -9,52 +9,28 @@ import os
 import subprocess
 import sys
 import textwrap
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from lsp_verify import cli
-from lsp_verify.planning.plan import Plan
 from lsp_verify.trust import (
     TrustStore,
     plan_fingerprint,
 )
 from tests.support.paths import REPO
+from tests.support.trust import isolate_home, make, project
 
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own state dir; HOME too, so a fallback can never reach the real one."""
-    state = tmp_path / "state"
-    monkeypatch.setenv("XDG_STATE_HOME", str(state))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    return state
+    """Every test gets its own state dir; HOME too (tests/support/trust.py)."""
+    return isolate_home(tmp_path, monkeypatch)
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "work" / "proj"
-    folder.mkdir(parents=True)
-    return folder
-
-
-def make(folder: Path | str, **changes: Any) -> Plan:
-    plan = Plan(
-        folder=str(folder),
-        source="detected",
-        runner="make",
-        command="make test",
-        reason="Makefile has a test rule",
-        manifest="Makefile",
-        manifest_sha256="sha256:" + "a" * 64,
-        steps=("make test",),
-        snapshot=b"test:\n\ttrue\n",
-    )
-    return replace(plan, **changes)
+    return project(tmp_path)
 
 
 # -- fingerprint and policy
