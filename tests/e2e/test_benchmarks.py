@@ -12,6 +12,7 @@ from types import ModuleType
 
 import pytest
 
+from tests.support import files
 from tests.support.paths import REPO
 
 XDG = ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
@@ -71,10 +72,7 @@ def test_a_count_of_nothing_is_a_usage_error_not_a_traceback(option: str) -> Non
 
 @pytest.fixture
 def empty_path(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """PATH holds only a folder the test controls, so `uv` is found only when a test puts it."""
-    bin_dir = tmp_path_factory.mktemp("bin")
-    monkeypatch.setenv("PATH", str(bin_dir))
-    return bin_dir
+    return files.empty_path(tmp_path_factory, monkeypatch)
 
 
 @pytest.mark.usefixtures("empty_path")

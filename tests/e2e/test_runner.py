@@ -26,34 +26,14 @@ from lsp_verify.running.execute import run_plan
 from lsp_verify.running.output import LINE_CAP, TAIL_CHARS, Tail
 from lsp_verify.running.reaper import MARKER_VAR, escapees, set_subreaper
 from lsp_verify.running.reaper.escapees import reap_escaped
-from lsp_verify.running.runner import RunResult, timeout_marker
+from lsp_verify.running.runner import timeout_marker
 from tests.support.procs import alive
+from tests.support.runs import plan_for, run
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def plan_for(folder: Path | str, command: str | None, **fields: object) -> Plan:
-    values: dict[str, object] = {
-        "folder": str(folder),
-        "source": "settings",
-        "runner": None,
-        "command": command,
-        "reason": "test",
-        "manifest": None,
-        "manifest_sha256": None,
-        "steps": (command,) if command else (),
-    }
-    values.update(fields)
-    return Plan(**values)  # type: ignore[arg-type]
-
-
-async def run(folder: Path | str, command: str, **kw: object) -> RunResult:
-    kw.setdefault("timeout_ms", 10_000)
-    kw.setdefault("tail_lines", 40)
-    return await run_plan(plan_for(folder, command), **kw)  # type: ignore[arg-type]
 
 
 def sha(data: bytes) -> str:

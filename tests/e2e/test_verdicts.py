@@ -15,18 +15,12 @@ from typing import Any
 
 import pytest
 
+from tests.support.files import write
 from tests.support.stdio import StdioClient, server_env
 from tests.support.wire import did_save, frame, show_last_run
 
 BIN = os.path.dirname(sys.executable)
 Layout = Callable[[Path, bool], str]  # (folder, failing) -> the bare command
-
-
-def write(folder: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
 
 
 def calc_tests(folder: Path, failing: bool, test_dir: str = "tests") -> None:

@@ -17,6 +17,7 @@ from lsp_verify.planning.arrange import ADDED, arrange, arrangement_json
 from lsp_verify.planning.plan import Plan, command_plan, make_plan
 from lsp_verify.planning.pytest_args import parse_call, read_options
 from tests.support.cost import cpu_clock
+from tests.support.files import write
 from tests.support.properties import examples
 
 NO_ENV: dict[str, str] = {}
@@ -24,13 +25,6 @@ NO_ENV: dict[str, str] = {}
 
 def plan_of(folder: Path, command: str) -> Plan:
     return command_plan(str(folder), command, "test")
-
-
-def write(folder: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,8 @@ import pytest
 from lsp_verify.config.project_file import load_project_file
 from lsp_verify.config.settings import parse_settings
 from lsp_verify.planning.plan import Plan, Rule, make_plan
+from tests.support import files
+from tests.support.files import write
 
 ORDER = ["settings", "project-file", "script", "pytest", "tox", "npm", "cargo", "make"]
 PYTEST_TABLE = '[tool.pytest.ini_options]\naddopts = "-ra"\n'
@@ -22,21 +24,7 @@ MAKE_TEST = "test:\n\t@echo ok\n"
 
 @pytest.fixture(autouse=True)
 def empty_path(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """PATH holds only a folder the test controls, so `uv` is found only when a test puts it."""
-    bin_dir = tmp_path_factory.mktemp("bin")
-    monkeypatch.setenv("PATH", str(bin_dir))
-    return bin_dir
-
-
-def write(folder: Path, files: dict[str, str | bytes]) -> Path:
-    for name, content in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
-    return folder
+    return files.empty_path(tmp_path_factory, monkeypatch)
 
 
 def rule(plan: Plan, runner: str) -> Rule:
