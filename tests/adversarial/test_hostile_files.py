@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.support.stdio import StdioClient
-from tests.support.wire import did_save, frame, show_last_run
+from tests.support.wire import did_save, frame, nested_frames, show_last_run
 
 CPU_BUDGET = 0.2  # seconds of server CPU for one event and the request behind it
 ANSWER_WITHIN = 1.0  # seconds, wall clock, for that request
@@ -136,26 +136,13 @@ def test_a_fifo_gitignore(serve: Callable[..., StdioClient], project: Path) -> N
 # --- framing: a client's bytes, read at a cost linear in them -----------------------------
 
 
-def _nested_frames(size: int) -> bytes:
-    """A frame whose body is a frame whose body is a frame ..., `size` bytes in all: none of
-    the bodies is JSON, each holds the next header."""
-    inner = b'{"inner": true}'
-    headers: list[bytes] = []
-    length = len(inner)
-    while length < size:
-        headers.append(b"Content-Length: %d\r\n\r\n" % length)
-        length += len(headers[-1])
-    headers.append(b"Content-Length: %d\r\n\r\n" % length)
-    return b"".join(reversed(headers)) + inner
-
-
 @pytest.mark.parametrize("size", [800_000, 1_600_000])
 def test_nested_bad_framing(serve: Callable[..., StdioClient], project: Path, size: int) -> None:
     """Each level was parsed, copied and logged again: 0.8 MB cost 3.5 s, 1.6 MB 43 s, and
     a line in the log per level."""
     server = serve(project)
     lines_before = server.stderr_text().count("\n")
-    assert_cheap(server, _nested_frames(size), runs=False)
+    assert_cheap(server, nested_frames(size), runs=False)
     assert server.stderr_text().count("\n") - lines_before < 10
 
 

@@ -139,3 +139,16 @@ def sketch(body: bytes) -> dict[str, Any]:
     if method:
         message["method"] = method.group(1).decode()
     return message
+
+
+def nested_frames(size: int) -> bytes:
+    """A frame whose body is a frame whose body is a frame ..., `size` bytes in all: none of
+    the bodies is JSON, each holds the next header (hostile framing)."""
+    inner = b'{"inner": true}'
+    headers: list[bytes] = []
+    length = len(inner)
+    while length < size:
+        headers.append(b"Content-Length: %d\r\n\r\n" % length)
+        length += len(headers[-1])
+    headers.append(b"Content-Length: %d\r\n\r\n" % length)
+    return b"".join(reversed(headers)) + inner

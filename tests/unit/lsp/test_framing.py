@@ -11,6 +11,7 @@ import pytest
 
 from lsp_verify.lsp.framing import Framing
 from tests.support.cost import cpu_clock
+from tests.support.wire import nested_frames
 
 
 class _Recorder:
@@ -88,19 +89,6 @@ async def test_framing_survives_lies_cut_anywhere(step: int) -> None:
     assert held < 1024
 
 
-def _nested_frames(size: int) -> bytes:
-    """A frame whose body is a frame whose body is a frame ..., `size` bytes in all: none of
-    the bodies is JSON, each holds the next header."""
-    inner = b'{"inner": true}'
-    headers: list[bytes] = []
-    length = len(inner)
-    while length < size:
-        headers.append(b"Content-Length: %d\r\n\r\n" % length)
-        length += len(headers[-1])
-    headers.append(b"Content-Length: %d\r\n\r\n" % length)
-    return b"".join(reversed(headers)) + inner
-
-
 @pytest.mark.parametrize("size", [800_000, 1_600_000])
 async def test_framing_resyncs_in_linear_time(size: int, caplog: pytest.LogCaptureFixture) -> None:
     """Each level of nested bad frames was parsed and copied again, and logged: 0.8 MB cost
@@ -109,7 +97,7 @@ async def test_framing_resyncs_in_linear_time(size: int, caplog: pytest.LogCaptu
     closed: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
     framing = Framing(recorder, closed)  # type: ignore[arg-type]
     after = b'{"after": 1}'
-    stream = _nested_frames(size) + b"Content-Length: %d\r\n\r\n" % len(after) + after
+    stream = nested_frames(size) + b"Content-Length: %d\r\n\r\n" % len(after) + after
     start = cpu_clock()
     for i in range(0, len(stream), 65536):
         framing.data_received(stream[i : i + 65536])
