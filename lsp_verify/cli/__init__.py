@@ -106,16 +106,35 @@ def _main(argv: Sequence[str] | None) -> int:
     return _serve(standalone)
 
 
+TERMINAL_HINT = (
+    "lsp-verify is a language server: it speaks LSP on stdin and stdout, for an editor or an "
+    "agent to start.\nTo verify a folder from a terminal: lsp-verify check DIR "
+    "(lsp-verify --help lists the commands). Ctrl-C ends this.\n"
+)
+
+
 def _serve(standalone: bool) -> int:
     from lsp_verify.running.reaper import keep_behind
 
     keep_behind(standalone)
+    if _typed_in_a_terminal():
+        sys.stderr.write(TERMINAL_HINT)
+        sys.stderr.flush()
     from lsp_verify.lsp.server import serve
 
     code = serve()
     if standalone:
         _end_now(code)
     return code
+
+
+def _typed_in_a_terminal() -> bool:
+    """stdin is a terminal: a person started the server by hand, not an editor (which gives
+    it a pipe)."""
+    try:
+        return os.isatty(sys.stdin.fileno())
+    except (OSError, ValueError, AttributeError):  # no stdin, or one without a descriptor
+        return False
 
 
 def _end_now(code: int) -> None:

@@ -13,8 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ import pytest
 
 from tests.support.procs import alive, unique_sleep
 from tests.support.stdio import StdioClient, server_env
+from tests.support.terminal import Terminal
 from tests.support.wire import did_save, frame, initialize
 
 TRIES = 20
@@ -173,69 +172,24 @@ def test_a_stop_while_the_question_is_open_leaves_nothing(
         assert [o.status for o in outcomes] == [expected] * TRIES, summary(outcomes)
 
 
-def catches(pid: int, signum: int) -> bool:
-    """Whether the process has a handler of its own for `signum` (SigCgt in /proc)."""
-    try:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith("SigCgt:"):
-                    return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
-    except OSError:
-        pass
-    return False
-
-
 def ctrl_c_then_kill_the_keeper(tmp: Path, n: int) -> Outcome:
     """`lsp-verify` typed in a terminal: Ctrl-C, then the process it started killed."""
-    import pty
-
-    leader, follower = pty.openpty()
-    tty = os.ttyname(follower)
-    os.close(follower)
-    # A session of its own with the terminal as its controlling one, as a shell would give it.
-    start = (
-        "import os, sys; os.setsid(); fd = os.open(sys.argv[1], os.O_RDWR); "
-        "[os.dup2(fd, n) for n in (0, 1)]; "
-        "os.execv(sys.executable, [sys.executable, '-m', 'lsp_verify'])"
-    )
-    state = tmp / f"state-{n}"
     stderr = tmp / f"stderr-{n}.log"
-    with open(stderr, "wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", start, tty], stderr=err, env=server_env(state)
-        )
+    terminal = Terminal([], server_env(tmp / f"state-{n}"), stderr=stderr)
     try:
-        deadline = time.monotonic() + 20
-        server = None
-        while server is None and time.monotonic() < deadline:
-            kids = _children(proc.pid)
-            if kids and catches(kids[0], signal.SIGTERM):  # serving, its handlers set
-                server = kids[0]
-            time.sleep(0.02)
+        server = terminal.server()
         assert server is not None, "the server never started serving"
-        os.write(leader, b"\x03")  # Ctrl-C: SIGINT to the terminal's foreground group
+        terminal.ctrl_c()
         time.sleep(0.05)
         with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGKILL)
+            os.kill(terminal.proc.pid, signal.SIGKILL)
         deadline = time.monotonic() + GONE_WITHIN_S
         while _alive(server) and time.monotonic() < deadline:
             time.sleep(0.05)
         left = [p for p in (server,) if _alive(p)]
         return Outcome(None, stderr.read_text(errors="replace"), left)
     finally:
-        for pid in [proc.pid, *_children(proc.pid)]:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        proc.wait()
-        os.close(leader)
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as handle:
-            return [int(p) for p in handle.read().split()]
-    except OSError:
-        return []
+        terminal.close()
 
 
 def test_ctrl_c_in_a_terminal_then_the_keeper_killed_leaves_nothing(tmp_path: Path) -> None:
