@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, TextIO, cast
 
 if TYPE_CHECKING:
     import argparse
@@ -21,30 +21,89 @@ EXIT_TIMEOUT = 124  # the run was killed at its timeout (timeout(1)'s status)
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 
 
-def _parser() -> argparse.ArgumentParser:
+EXIT_CODES = f"""exit status:
+  {EXIT_OK}    passed
+  {EXIT_FAILED}    failed (or the command's own non-zero status, when it has one)
+  {EXIT_USAGE}    a bad argument or option, or DIR is not a folder
+  {EXIT_NOTHING}    nothing ran: no plan, or the plan changed under the run
+  {EXIT_TIMEOUT}  the run was killed at its timeout
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)"""
+
+
+def _bounded_int(lowest: int, highest: int) -> Callable[[str], int]:
+    """An option's integer, refused by argparse (status 2, the option named) outside
+    [lowest, highest]: a bad value is an error, never quietly a default."""
+
+    def parse(text: str) -> int:
+        import argparse
+
+        try:
+            number = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not lowest <= number <= highest:
+            raise argparse.ArgumentTypeError(f"{number} is not between {lowest} and {highest}")
+        return number
+
+    return parse
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The command line's parser, and each command's own (for errors in its terms)."""
     import argparse
+
+    from lsp_verify.config.settings import MAX_TAIL_LINES, MAX_TIMEOUT_MS
 
     parser = argparse.ArgumentParser(
         prog="lsp-verify",
-        description="Run a project's own verification command and report what failed.",
+        description="Run a project's own verification command and report what failed. "
+        "Without a command, serve LSP on stdin and stdout (what editors start).",
     )
     from lsp_verify import __version__
 
     parser.add_argument("--version", action="version", version=f"lsp-verify {__version__}")
-    sub = parser.add_subparsers(dest="cmd")
-    serve = sub.add_parser("serve", help="speak LSP on stdio (the default)")
+    sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
+    commands: dict[str, argparse.ArgumentParser] = {}
+
+    def command(name: str, text: str, epilog: str | None = None) -> argparse.ArgumentParser:
+        made = sub.add_parser(
+            name,
+            help=text,
+            description=text,
+            epilog=epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        commands[name] = made
+        return made
+
+    folder_help = "the project's folder (default: the current directory)"
+    serve = command("serve", "speak LSP on stdin and stdout (the default)")
     serve.add_argument("--stdio", action="store_true", help="accepted for editors that pass it")
     parser.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
 
-    explain = sub.add_parser("explain", help="print the plan for a folder as JSON; runs nothing")
-    explain.add_argument("dir", nargs="?", default=".")
+    explain = command(
+        "explain",
+        "print the plan for a folder as JSON; runs nothing",
+        f"exit status: {EXIT_OK}, also without a plan; {EXIT_USAGE} when DIR is not a folder",
+    )
+    explain.add_argument("dir", nargs="?", default=".", metavar="DIR", help=folder_help)
 
-    check = sub.add_parser("check", help="plan, run and report, like a save in the editor")
-    check.add_argument("dir", nargs="?", default=".")
+    check = command("check", "plan, run and report, like a save in the editor", EXIT_CODES)
+    check.add_argument("dir", nargs="?", default=".", metavar="DIR", help=folder_help)
     check.add_argument("--json", action="store_true", help="print the run record as JSON")
     check.add_argument("--command", help="run this command instead of the planned one")
-    check.add_argument("--timeout-ms", type=int, help="kill the run after this many ms")
-    check.add_argument("--tail-lines", type=int, help="keep this many trailing output lines")
+    check.add_argument(
+        "--timeout-ms",
+        type=_bounded_int(1, MAX_TIMEOUT_MS),
+        metavar="MS",
+        help="kill the run after this many milliseconds (default: 60000)",
+    )
+    check.add_argument(
+        "--tail-lines",
+        type=_bounded_int(1, MAX_TAIL_LINES),
+        metavar="N",
+        help="keep this many trailing output lines (default: 40)",
+    )
     check.add_argument(
         "--no-failed-first",
         dest="failed_first",
@@ -53,24 +112,77 @@ def _parser() -> argparse.ArgumentParser:
         help="run the command exactly as planned: no --ff for pytest",
     )
 
-    for name, text in (
-        ("approve", "approve the plan of a folder so the server runs it without asking"),
-        ("revoke", "withdraw every approval or refusal stored for a folder"),
-        ("approvals", "list the stored approvals (of one folder, or all)"),
+    trust_status = (
+        f"exit status: {EXIT_OK}; {EXIT_FAILED} when the approval store could not be written; "
+        f"{EXIT_USAGE} when DIR is not a folder"
+    )
+    for name, text, epilog in (
+        (
+            "approve",
+            "approve the plan of a folder so the server runs it without asking",
+            trust_status + f"; {EXIT_NOTHING} when there is nothing to approve",
+        ),
+        ("revoke", "withdraw every approval or refusal stored for a folder", trust_status),
+        (
+            "approvals",
+            "list the stored approvals (of one folder, or all), one JSON line each",
+            trust_status,
+        ),
     ):
-        trust = sub.add_parser(name, help=text)
-        trust.add_argument("dir", nargs="?", default=None if name == "approvals" else ".")
-    return parser
+        trust = command(name, text, epilog)
+        everything = name == "approvals"
+        trust.add_argument(
+            "dir",
+            nargs="?",
+            default=None if everything else ".",
+            metavar="DIR",
+            help="the project's folder (default: every folder)" if everything else folder_help,
+        )
+    return parser, commands
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    except BrokenPipeError:
-        # `lsp-verify explain | head`: the reader left; say nothing more, like other tools.
+    return _main(argv)
+
+
+class _ReaderMayLeave:
+    """stdout for the commands that print: `lsp-verify check --json | head` closes the pipe
+    early; what is printed after that goes nowhere, and the exit status stays the verdict's
+    rather than becoming a BrokenPipeError's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                self._stream.write(text)
+            except BrokenPipeError:
+                self._left()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._left()
+
+    def _left(self) -> None:
+        self._gone = True
+        # The interpreter flushes stdout once more on the way out: let that find /dev/null.
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_FAILED
+        os.dup2(devnull, self._stream.fileno())
+        os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _quiet_when_the_reader_leaves() -> None:
+    if not isinstance(sys.stdout, _ReaderMayLeave):
+        sys.stdout = cast(TextIO, _ReaderMayLeave(sys.stdout))
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -83,11 +195,16 @@ def _main(argv: Sequence[str] | None) -> int:
 
         return _serve(standalone)
 
-    parser = _parser()
+    parser, commands = _parser()
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # said in the terms of the command they were given to
+            chosen = commands.get(args.cmd, parser) if args.cmd else parser
+            chosen.error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
+    if standalone:
+        _quiet_when_the_reader_leaves()
     if args.cmd == "explain":
         from lsp_verify.cli.explain import explain_main
 

@@ -34,7 +34,7 @@ def approvals_main(cmd: str, dir: str | None) -> int:
 
     approve: 0 stored; 3 nothing to approve (no plan, or a command from settings); 1 the store
     could not be written. revoke, approvals: 0 (1 when revoke could not write).
-    approvals prints one JSON object per line, nothing when the store is empty.
+    approvals prints one JSON object per line; on stderr that nothing is stored, when so.
     Every command: 2 when DIR is not an existing directory.
     """
     folder: str | None = None
@@ -58,8 +58,14 @@ def approvals_main(cmd: str, dir: str | None) -> int:
             print(f"revoked {removed} decision{'s' if removed != 1 else ''} for {folder}")
             return EXIT_OK
         if cmd == "approvals":
-            for decision in store.decisions(folder):
+            decisions = store.decisions(folder)
+            for decision in decisions:
                 print(_as_json(decision))
+            if not decisions:  # said on stderr: stdout stays JSON lines for a script
+                where = f" for {folder}" if folder is not None else ""
+                print(
+                    f"lsp-verify approvals: nothing stored{where} ({store.path})", file=sys.stderr
+                )
             return EXIT_OK
         print(f"lsp-verify: unknown command {cmd!r}", file=sys.stderr)
         return EXIT_USAGE

@@ -158,6 +158,18 @@ def _paint(text: str, what: str, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour and code else text
 
 
+def shown_path(folder: str, path: str) -> str:
+    """A problem's file as a terminal can open it: relative to the current directory when it
+    is below it, else absolute (a path relative to the checked folder is a dead link from
+    anywhere else)."""
+    full = os.path.normpath(os.path.join(folder, path))
+    try:
+        relative = os.path.relpath(full)
+    except ValueError:  # another drive (Windows)
+        return full
+    return full if relative == ".." or relative.startswith(".." + os.sep) else relative
+
+
 def wants_colour(out: TextIO) -> bool:
     return out.isatty() and not os.environ.get("NO_COLOR")
 
@@ -173,13 +185,13 @@ def _print_text(record: Record, out: TextIO) -> None:
     for problem in record.problems:
         first, *rest = problem.message.splitlines() or [""]
         severity = _paint(f"{problem.severity}:", problem.severity, colour)
-        print(f"{problem.path}:{problem.line}:{problem.column}: {severity} {first}", file=out)
+        where = shown_path(record.folder, problem.path)
+        print(f"{where}:{problem.line}:{problem.column}: {severity} {first}", file=out)
         for more in rest:
             print(f"    {more}", file=out)
         for related in problem.related:
-            print(
-                f"    {related.message}: {related.path}:{related.line}:{related.column}", file=out
-            )
+            where = shown_path(record.folder, related.path)
+            print(f"    {related.message}: {where}:{related.line}:{related.column}", file=out)
     if record.tail:
         print(f"--- last {len(record.tail)} lines of output ---", file=out)
         for line in record.tail:

@@ -18,8 +18,9 @@ from tests.support.stdio import server_env
 
 
 def check(
-    folder: Path, *args: str, tmp: Path, timeout: float = 60
+    folder: Path, *args: str, tmp: Path, timeout: float = 60, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """`lsp-verify check FOLDER ARGS`, typed in `cwd` (the folder itself unless given)."""
     # The demo's detected command is a bare `pytest`: make it this interpreter's.
     path = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
     env = server_env(tmp, {"PATH": path})
@@ -29,6 +30,7 @@ def check(
         text=True,
         env=env,
         timeout=timeout,
+        cwd=cwd or (folder if folder.is_dir() else None),
     )
 
 
@@ -80,9 +82,35 @@ def test_no_plan_exits_3(folder: Path, tmp_path: Path) -> None:
 
 
 def test_usage_errors_exit_2(folder: Path, tmp_path: Path) -> None:
-    assert check(folder, "--timeout-ms", "0", tmp=tmp_path).returncode == 2
-    assert check(folder, "--tail-lines", "x", tmp=tmp_path).returncode == 2
+    """A bad option value is an error that names the option, never "using the default"; an
+    unknown option is shown with check's own usage."""
+    for args, said in (
+        (["--timeout-ms", "0"], "argument --timeout-ms: 0 is not between 1 and 2147483647"),
+        (["--tail-lines", "-1"], "argument --tail-lines: -1 is not between 1 and 100000"),
+        (["--tail-lines", "x"], "argument --tail-lines: 'x' is not a whole number"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ):
+        done = check(folder, *args, tmp=tmp_path)
+        assert done.returncode == 2, args
+        assert done.stderr.startswith("usage: lsp-verify check "), done.stderr
+        assert f"lsp-verify check: error: {said}" in done.stderr
+        assert "using" not in done.stderr and done.stdout == ""
     assert check(folder / "missing", tmp=tmp_path).returncode == 2
+
+
+def test_check_help_lists_its_argument_and_exit_codes(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_verify", "check", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0
+    assert re.search(
+        r"^  DIR +the project's folder \(default: the current directory\)", done.stdout, re.M
+    )
+    for code in ("0", "1", "2", "3", "124", "130"):
+        assert re.search(rf"^  {code} +\S", done.stdout, re.M), code
 
 
 def test_a_missing_command_is_a_failed_record(folder: Path, tmp_path: Path) -> None:
@@ -281,6 +309,29 @@ def test_a_failure_raised_in_project_code_says_where_in_text_and_json(tmp_path: 
     assert problem["related"] == [
         {"path": "calc.py", "line": 2, "column": 1, "message": "raised here"}
     ]
+
+
+def test_paths_are_relative_to_where_check_is_typed_or_absolute(tmp_path: Path) -> None:
+    """A terminal opens `path:line` relative to its own directory: from the repository root,
+    `lsp-verify check examples/demo` names `examples/demo/tests/...`; from outside, the whole
+    path."""
+    folder = tmp_path / "repo" / "proj"
+    (folder / "tests").mkdir(parents=True)
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    (folder / "tests" / "test_a.py").write_text("def test_a():\n    assert 1 == 2\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for cwd, shown in (
+        (folder, "tests/test_a.py:2:1: error"),
+        (tmp_path / "repo", "proj/tests/test_a.py:2:1: error"),
+        (elsewhere, f"{folder}/tests/test_a.py:2:1: error"),
+    ):
+        done = check(folder, tmp=tmp_path, cwd=cwd)
+        assert done.returncode == 1, done.stderr
+        assert any(line.startswith(shown) for line in done.stdout.splitlines()), done.stdout
+    # The record keeps paths relative to the folder, wherever check is typed.
+    record = json.loads(check(folder, "--json", tmp=tmp_path, cwd=elsewhere).stdout)
+    assert record["problems"][0]["path"] == "tests/test_a.py"
 
 
 def test_no_failed_first_runs_the_command_as_planned(folder: Path, tmp_path: Path) -> None:

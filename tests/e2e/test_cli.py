@@ -21,8 +21,33 @@ def test_a_reader_that_goes_away_gives_no_traceback(tmp_path: Path) -> None:
         )
     finally:
         os.close(write_end)
-    assert b"Traceback" not in done.stderr
-    assert done.returncode == 1
+    assert done.stderr == b""
+    assert done.returncode == 0  # explain's own status: the closed pipe changes nothing
+
+
+CHECK = [sys.executable, "-m", "lsp_verify", "check"]
+
+
+def test_a_reader_that_goes_away_leaves_checks_verdict(tmp_path: Path) -> None:
+    """`lsp-verify check --json | head -1`: the exit status is still the verdict's, however
+    early the reader leaves."""
+    for closed_early in (True, False):
+        read_end, write_end = os.pipe()
+        if closed_early:
+            os.close(read_end)
+        try:
+            done = subprocess.run(
+                [*CHECK, str(tmp_path), "--json", "--command", "echo one; echo two; exit 5"],
+                stdout=write_end,
+                stderr=subprocess.PIPE,
+                timeout=60,
+            )
+        finally:
+            os.close(write_end)
+            if not closed_early:
+                os.close(read_end)
+        assert done.stderr == b""
+        assert done.returncode == 5
 
 
 def test_version_prints_the_package_version() -> None:

@@ -68,7 +68,10 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
 
 
 def test_cli_approve_approvals_revoke(
-    capsys: pytest.CaptureFixture[str], workspace: Path, fake_planner: dict[str, Plan]
+    capsys: pytest.CaptureFixture[str],
+    workspace: Path,
+    fake_planner: dict[str, Plan],
+    _isolated_home: Path,
 ) -> None:
     plan = make(workspace)
     fake_planner[str(workspace)] = plan
@@ -87,8 +90,9 @@ def test_cli_approve_approvals_revoke(
     assert entry["fingerprint"] == plan_fingerprint(plan)
     assert entry["command"] == "make test"
 
-    status, out, _ = run_cli(capsys, "approvals", str(workspace.parent))
-    assert (status, out) == (0, "")
+    status, out, err = run_cli(capsys, "approvals", str(workspace.parent))
+    assert (status, out) == (0, "")  # stdout stays JSON lines; stderr says why it is empty
+    assert err.startswith(f"lsp-verify approvals: nothing stored for {workspace.parent} (")
 
     status, out, _ = run_cli(capsys, "revoke", str(workspace))
     assert status == 0
@@ -96,6 +100,9 @@ def test_cli_approve_approvals_revoke(
     assert TrustStore().decisions() == []
     status, out, _ = run_cli(capsys, "revoke", str(workspace))
     assert (status, "revoked 0 decisions" in out) == (0, True)
+    status, out, err = run_cli(capsys, "approvals")
+    assert (status, out) == (0, "")
+    assert err == f"lsp-verify approvals: nothing stored ({store_path(_isolated_home)})\n"
 
 
 def test_cli_defaults_to_the_current_folder(
