@@ -8,6 +8,7 @@ write, read vim.diagnostic.get(), verify.runNow through the client, fix, write, 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,24 @@ def test_headless_question_is_declined_not_hung(tmp_path: Path) -> None:
     assert record["source"] == "detected", record
     assert record["command"] == "pytest -x -q", record
     assert out["diagnostics"] == []
+    # What :VerifyRunNow tells the user: one line that fits (no hit-enter prompt), no
+    # "exit nil", and the command to approve with as a Neovim user types it.
+    [note] = [n["message"] for n in out["command_declined"]]
+    assert note.startswith("verify declined: pytest -x -q | the question was dismissed"), note
+    assert "nil" not in note and "\n" not in note
+    assert len(note) <= out["echospace"], (len(note), out["echospace"])
+    assert ":VerifyApprove" in note or note.endswith("…"), note
+
+
+def test_messages_say_the_status_and_fit_one_line(tmp_path: Path) -> None:
+    out = _nvim(tmp_path, {}, "declined")
+    described = out["described"]
+    assert described["timed_out"] == "verify timed out: make test | still running"
+    assert described["declined_nil"] == "verify declined: make test | no"
+    assert described["failed"] == "verify failed (exit 2): make test | x"
+    assert out["joined"] == "first | second"
+    long = out["long"]
+    assert long.endswith("…") and len(long) == out["echospace"], (len(long), out["echospace"])
 
 
 def test_code_action_run_verify_again_on_a_verify_diagnostic(tmp_path: Path) -> None:
@@ -71,3 +90,35 @@ def test_code_action_run_verify_again_on_a_verify_diagnostic(tmp_path: Path) -> 
     before, after = out["before"], out["after"]
     assert after["startedAt"] != before["startedAt"], (before, after)
     assert after["trigger"] == "runNow" and after["outcome"] == "failed", after
+
+
+def test_the_vim_lsp_config_file_returns_a_config(tmp_path: Path) -> None:
+    """lsp/lsp_verify.lua, for `vim.lsp.enable('lsp_verify')` in Neovim 0.11+ and for
+    nvim-lspconfig: the table it returns (Neovim 0.7 can read it, not enable it)."""
+    nvim = harness.require("nvim", "neovim")
+    out = tmp_path / "config.json"
+    lua = (
+        f"local config = dofile('{NVIM_DIR / 'lsp' / 'lsp_verify.lua'}')\n"
+        f"local file = io.open('{out}', 'w')\n"
+        "file:write(vim.fn.json_encode(config))\nfile:close()\n"
+    )
+    script = tmp_path / "read.lua"
+    script.write_text(lua)
+    done = subprocess.run(
+        [nvim, "--headless", "--clean", "-c", f"luafile {script}", "-c", "qa!"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    config = json.loads(out.read_text())
+    assert config["cmd"] == ["lsp-verify"]
+    assert {"python", "typescript", "rust", "go"} <= set(config["filetypes"])
+    # The manifests the detector reads mark a root, and the project file first.
+    assert config["root_markers"][0] == ".lsp-verify.toml"
+    assert {"pyproject.toml", "package.json", "Cargo.toml", "Makefile"} <= set(
+        config["root_markers"]
+    )
+    # An empty settings object, not the empty list a Lua {} becomes.
+    assert config["settings"] == {"verify": {}}
+    assert config["init_options"] == {"verify": {}}

@@ -129,19 +129,45 @@ function M.execute(command, bufnr, on_result)
   return client.request("workspace/executeCommand", params, handler, bufnr)
 end
 
-local function describe(record)
+-- The commands the server's messages name, as a Neovim user types them.
+local typed = {
+  ["verify.runNow"] = ":VerifyRunNow",
+  ["verify.cancel"] = ":VerifyCancel",
+  ["verify.showLastRun"] = ":VerifyLastRun",
+  ["verify.explain"] = ":VerifyExplain",
+  ["verify.approve"] = ":VerifyApprove",
+  ["verify.revoke"] = ":VerifyRevoke",
+}
+
+-- One line that fits the command line: a longer message, or one of several lines, stops
+-- Neovim at a hit-enter prompt. The diagnostics and :VerifyLastRun hold the rest.
+function M.one_line(text)
+  text = tostring(text):gsub("%s*\n%s*", " | "):gsub("verify%.%a+", typed)
+  local room = math.max(vim.v.echospace, 20)
+  if vim.fn.strdisplaywidth(text) > room then
+    text = vim.fn.strcharpart(text, 0, room - 1) .. "…"
+  end
+  return text
+end
+
+local function absent(value)
+  return value == nil or value == vim.NIL
+end
+
+-- "verify failed (exit 1): pytest -x | 1 failed", "verify timed out: ...", "verify
+-- declined: make test | you chose not to run it; ...": the outcome, the status where a
+-- process gave one, the command, and what matters next.
+function M.describe(record)
   if type(record) ~= "table" then
     return "verify: no run (no workspace folder for this buffer)"
   end
-  local code = record.exitCode == vim.NIL and "null" or tostring(record.exitCode)
-  local text = string.format("verify %s (exit %s): %s", record.outcome, code,
-    record.command == vim.NIL and "no command" or record.command)
-  -- One line, so that Neovim shows it without a hit-enter prompt; the diagnostics and
-  -- :VerifyLastRun hold the rest.
+  local status = absent(record.exitCode) and "" or string.format(" (exit %s)", record.exitCode)
+  local command = absent(record.command) and "no command" or record.command
+  local text = string.format("verify %s%s: %s", tostring(record.outcome):gsub("-", " "), status, command)
   if record.outcome == "failed" or record.outcome == "timed-out" then
     local tail = type(record.tail) == "table" and record.tail or {}
     text = text .. " | " .. tostring(tail[#tail] or "")
-  elseif record.outcome ~= "passed" then
+  elseif record.outcome ~= "passed" and not absent(record.reason) then
     text = text .. " | " .. tostring(record.reason)
   end
   return text
@@ -149,9 +175,9 @@ end
 
 local function show(err, result, level)
   if err then
-    vim.notify("verify: " .. tostring(err.message or err), vim.log.levels.ERROR)
+    vim.notify(M.one_line("verify: " .. tostring(err.message or err)), vim.log.levels.ERROR)
   else
-    vim.notify(result, level or vim.log.levels.INFO)
+    vim.notify(M.one_line(result), level or vim.log.levels.INFO)
   end
 end
 
@@ -159,7 +185,7 @@ local commands = {
   VerifyRunNow = function()
     M.execute("verify.runNow", 0, function(err, record)
       local failed = type(record) == "table" and record.outcome ~= "passed"
-      show(err, describe(record), failed and vim.log.levels.WARN or nil)
+      show(err, M.describe(record), failed and vim.log.levels.WARN or nil)
     end)
   end,
   VerifyCancel = function()
@@ -169,13 +195,13 @@ local commands = {
   end,
   VerifyLastRun = function()
     M.execute("verify.showLastRun", 0, function(err, record)
-      show(err, record == nil and "verify: nothing has run yet" or describe(record))
+      show(err, record == nil and "verify: nothing has run yet" or M.describe(record))
     end)
   end,
   VerifyExplain = function()
     M.execute("verify.explain", 0, function(err, plan)
       show(err, type(plan) == "table" and ("verify would run: " .. tostring(plan.command)
-        .. "\n" .. tostring(plan.reason)) or "verify: no workspace folder")
+        .. " | " .. tostring(plan.reason)) or "verify: no workspace folder")
     end)
   end,
   VerifyApprove = function()
