@@ -3,7 +3,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from calc import add, mean
+from calc import add, mean  # noqa: E402
 
 
 def test_add() -> None:

@@ -109,7 +109,6 @@ local function declined()
   out.diagnostics = verify_diagnostics(buf)
   step("runNow")
   out.command_declined = command_notes("VerifyRunNow")
-  out.echospace = vim.v.echospace
   -- What the module shows for records the server sends with `exitCode: null`, however
   -- the client decoded the null, and for a long multi-line message.
   local describe, one_line = require("lsp-verify").describe, require("lsp-verify").one_line
@@ -119,7 +118,7 @@ local function declined()
     declined_nil = describe({ outcome = "declined", command = "make test", reason = "no" }),
     failed = describe({ outcome = "failed", exitCode = 2, command = "make test", tail = { "x" } }),
   }
-  out.long = one_line(string.rep("word ", 60) .. "\nsecond line")
+  out.long = one_line(string.rep("word ", 60) .. "\nsecond line", 119)
   out.joined = one_line("first\nsecond")
   step("described")
 end

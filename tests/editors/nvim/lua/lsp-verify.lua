@@ -140,12 +140,15 @@ local typed = {
 }
 
 -- One line that fits the command line: a longer message, or one of several lines, stops
--- Neovim at a hit-enter prompt. The diagnostics and :VerifyLastRun hold the rest.
-function M.one_line(text)
+-- Neovim at a hit-enter prompt. The diagnostics and :VerifyLastRun hold the rest. `room`:
+-- the columns there are (the command line's, where a screen shows it; else no limit).
+function M.one_line(text, room)
   text = tostring(text):gsub("%s*\n%s*", " | "):gsub("verify%.%a+", typed)
-  local room = math.max(vim.v.echospace, 20)
-  if vim.fn.strdisplaywidth(text) > room then
-    text = vim.fn.strcharpart(text, 0, room - 1) .. "…"
+  if room == nil and #vim.api.nvim_list_uis() > 0 then
+    room = vim.v.echospace
+  end
+  if room ~= nil and vim.fn.strdisplaywidth(text) > math.max(room, 20) then
+    text = vim.fn.strcharpart(text, 0, math.max(room, 20) - 1) .. "…"
   end
   return text
 end
