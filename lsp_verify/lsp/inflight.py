@@ -23,6 +23,7 @@ from typing import Any, Callable
 from lsp_verify.logs import one_line
 
 log = logging.getLogger("lsp_verify")
+NO_HANDLER = -32601  # JSON-RPC's MethodNotFound: what vscode-jsonrpc answers an unhandled request
 
 # JSON-RPC and LSP error codes.
 INVALID_REQUEST = -32600
@@ -38,7 +39,13 @@ Handler = Callable[..., Any]
 
 class Refused(Exception):
     """The client did not give an answer: it answered with an error, did not answer in time,
-    or the server stopped waiting (it is shutting down, or the waiter was cancelled)."""
+    or the server stopped waiting (it is shutting down, or the waiter was cancelled).
+    `unhandled`: the client said it has no handler for the method (MethodNotFound) or never
+    answered within the time given; it will not answer the next one either."""
+
+    def __init__(self, why: str, unhandled: bool = False) -> None:
+        super().__init__(why)
+        self.unhandled = unhandled
 
 
 class Outgoing:
@@ -98,7 +105,9 @@ class Outgoing:
         error = message.get("error")
         if error is not None or "result" not in message:
             what = error.get("message") if isinstance(error, dict) else None
-            future.set_exception(Refused(f"the client answered with an error: {what!r}"))
+            code = error.get("code") if isinstance(error, dict) else None
+            refused = Refused(f"the client answered with an error: {what!r}", code == NO_HANDLER)
+            future.set_exception(refused)
         else:
             future.set_result(message["result"])
         return True
@@ -119,7 +128,7 @@ async def _call(handler: Handler, arguments: list[Any] | None) -> Any:
 
 def _expire(future: asyncio.Future[Any], why: str) -> None:
     if not future.done():
-        future.set_exception(Refused(why))
+        future.set_exception(Refused(why, unhandled=True))
 
 
 class Commands:

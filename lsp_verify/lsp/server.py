@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -27,13 +28,25 @@ from lsp_verify.lsp.serving import VerifyProtocol
 from lsp_verify.lsp.transport import Transport
 from lsp_verify.workspace import triggers
 from lsp_verify.workspace.state import State
-from lsp_verify.workspace.ui import Progress
+from lsp_verify.workspace.ui import CannotAnswer, Progress
 from lsp_verify.workspace.watched import trigger_changed
 
 log = logging.getLogger("lsp_verify")
 
 STATUS_METHOD = "verify/status"
 QUESTION_S = 600.0  # how long the approval question waits for its answer (SPEC 7)
+# ... from a client that never declared window.showMessage: it may answer all the same (eglot
+# does, in the minibuffer), or never (then each trigger would wait for it): a shorter bound.
+# LSP_VERIFY_UNDECLARED_QUESTION_S shortens it for the tests of such a client.
+UNDECLARED_QUESTION_S = 60.0
+
+
+def _undeclared_question_s() -> float:
+    try:
+        seconds = float(os.environ.get("LSP_VERIFY_UNDECLARED_QUESTION_S", ""))
+    except ValueError:
+        return UNDECLARED_QUESTION_S
+    return seconds if 0 < seconds <= UNDECLARED_QUESTION_S else UNDECLARED_QUESTION_S
 CLIENT_S = 10.0  # how long any other request to the client waits for its answer
 _LEVELS = {
     "log": types.MessageType.Log,
@@ -57,6 +70,7 @@ class VerifyServer(LanguageServer):
         self.transport = Transport(self, self)
         self.cancels: dict[str, asyncio.Event] = {}  # progress token -> its run's cancel
         self.started = False  # `initialized` (or its stand-in) has loaded the settings
+        self._cannot_answer = False  # the client showed it cannot answer a question (can_ask)
 
     def has(self, capability: str) -> bool:
         """Whether the client declared a capability (a dotted path, as pygls spells it)."""
@@ -127,22 +141,33 @@ class VerifyServer(LanguageServer):
         return True
 
     def can_ask(self) -> bool:
-        return self.has("window.show_message")
+        """Every client is asked, until one that never declared window.showMessage shows it
+        cannot answer (window/showMessageRequest predates that capability, which only says
+        how rich an answer may be: eglot answers without declaring it)."""
+        return not self._cannot_answer
 
     async def ask(self, text: str, actions: Sequence[str]) -> str | None:
         """The user's choice among `actions`; None when the question was dismissed, refused
         (an error answer, no answer within QUESTION_S, a stopping server) or answered with
-        something that is not a choice."""
+        something that is not a choice. A client that never declared window.showMessage gets
+        UNDECLARED_QUESTION_S, and raises CannotAnswer where it gives no choice."""
+        declared = self.has("window.show_message")
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=text,
             actions=[types.MessageActionItem(title=a) for a in actions],
         )
+        bound = QUESTION_S if declared else _undeclared_question_s()
         try:
             answer = await self.transport.outgoing.request(
-                types.WINDOW_SHOW_MESSAGE_REQUEST, params, QUESTION_S
+                types.WINDOW_SHOW_MESSAGE_REQUEST, params, bound
             )
         except Refused as exc:
+            if not declared:
+                if exc.unhandled and not self.transport.outgoing.stopped:
+                    self._cannot_answer = True  # asked no more this session
+                    self.state.log(f"window/showMessageRequest: {exc}; not asked again")
+                raise CannotAnswer(str(exc), again=not exc.unhandled) from None
             self.state.log(f"window/showMessageRequest: {exc}; taken as dismissed")
             return None
         title = answer.get("title") if isinstance(answer, dict) else None
@@ -152,6 +177,8 @@ class VerifyServer(LanguageServer):
                 "MessageActionItem or null: taken as dismissed",
                 "warning",
             )
+        if not isinstance(title, str) and not declared:
+            raise CannotAnswer("the question got no answer", again=True)
         return title if isinstance(title, str) else None
 
     def begin_progress(self, command: str, cancel: asyncio.Event) -> Progress | None:

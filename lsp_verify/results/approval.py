@@ -1,10 +1,11 @@
 """A run declined because the client cannot ask: never silent.
 
-A client without `window/showMessageRequest` (a headless coding agent) cannot be asked to
-approve a repository's command. The run is declined, and the triggering document gets one
-Warning diagnostic that says what did not run and the exact command that approves it; the
-next run that does happen replaces it, and approving the plan from the editor
-(`verify.approve`) withdraws it at once.
+A client that cannot answer `window/showMessageRequest` (a headless coding agent answers it
+with MethodNotFound) cannot be asked to approve a repository's command; one that never
+declared it could and gives no choice is treated the same for that run. The run is declined,
+and the triggering document gets one Warning diagnostic that says what did not run and the
+exact command that approves it; the next run that does happen replaces it, and approving the
+plan from the editor (`verify.approve`) withdraws it at once.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ HOW_TO_APPROVE = (
     "or set verify.command in the editor settings"
 )
 _CANNOT_ASK = "this client cannot answer a question"
+_NO_ANSWER = "the question got no answer"
 CODE = "not-approved"  # the code actions approve or explain it (actions.py)
 
 
@@ -36,8 +38,18 @@ def cannot_ask(folder: str) -> str:
     )
 
 
+def no_answer(folder: str) -> str:
+    """The reason when a client that never said it could ask gave no choice this time."""
+    return (
+        f"{_NO_ANSWER}; approve it with `lsp-verify approve {shlex.quote(folder)}` "
+        "(or the verify.approve command), or set verify.command in the editor's or agent's "
+        "settings"
+    )
+
+
 def is_cannot_ask(record: Record) -> bool:
-    return record.outcome == "declined" and record.reason.startswith(_CANNOT_ASK)
+    """A run declined for want of an answer: the document gets the warning."""
+    return record.outcome == "declined" and record.reason.startswith((_CANNOT_ASK, _NO_ANSWER))
 
 
 def approval_entries(record: Record, uri: str) -> dict[str, list[Entry]]:

@@ -17,9 +17,11 @@ from lsp_verify.results.approval import (
     approval_entries,
     cannot_ask,
     is_cannot_ask,
+    no_answer,
 )
 from lsp_verify.results.diagnostics import record_entries
 from lsp_verify.uris import uri_to_path
+from lsp_verify.workspace.ui import CannotAnswer
 from lsp_verify.workspace.verifier import RunCancelled, RunRequest, unless_cancelled
 
 if TYPE_CHECKING:
@@ -166,7 +168,12 @@ async def _approve(
     text = "verify wants to run a command from this repository:\n" + "\n".join(describe(plan))
     folder.stage = "waiting"
     state.send_status(folder)
-    title = await unless_cancelled(state.ui.ask(text, actions), request.cancel)
+    try:
+        title = await unless_cancelled(state.ui.ask(text, actions), request.cancel)
+    except CannotAnswer as exc:
+        # A client that never said it could ask: the warning it can act on, as for one that
+        # cannot ask at all (results/approval.py).
+        return cannot_ask(folder.path) if not exc.again else no_answer(folder.path)
     # Saves that came while the question was open are answered by this run.
     request.absorb()
     if title == ALWAYS:

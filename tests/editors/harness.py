@@ -97,15 +97,18 @@ def workspace(tmp_path: Path, *, git: bool = False) -> Workspace:
     return Workspace(project, tmp_path / "out.json", env)
 
 
-def run_editor(argv: list[str], ws: Workspace, **extra_env: str) -> dict[str, Any]:
-    """Run the editor under `timeout`, then return what the driver wrote."""
+def run_editor(
+    argv: list[str], ws: Workspace, stdin: bytes | None = None, **extra_env: str
+) -> dict[str, Any]:
+    """Run the editor under `timeout` (`stdin` on its standard input), then return what the
+    driver wrote."""
     env = {**ws.env, **extra_env}
     try:
         proc = subprocess.run(
             ["timeout", "-k", "5", str(EDITOR_TIMEOUT), *argv],
             env=env,
             cwd=str(ws.project),
-            stdin=subprocess.DEVNULL,
+            input=stdin if stdin is not None else b"",
             capture_output=True,
             timeout=EDITOR_TIMEOUT + 30,
         )

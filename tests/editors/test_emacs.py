@@ -20,7 +20,9 @@ from tests.editors import harness
 EMACS_DIR = harness.HERE / "emacs"
 
 
-def _emacs(tmp_path: Path, settings: dict[str, Any] | None, scenario: str) -> dict[str, Any]:
+def _emacs(
+    tmp_path: Path, settings: dict[str, Any] | None, scenario: str, stdin: bytes | None = None
+) -> dict[str, Any]:
     emacs = harness.require("emacs", "emacs-nox")
     ws = harness.workspace(tmp_path, git=True)
     probe = subprocess.run(
@@ -46,6 +48,7 @@ def _emacs(tmp_path: Path, settings: dict[str, Any] | None, scenario: str) -> di
     return harness.run_editor(
         argv,
         ws,
+        stdin,
         LSP_VERIFY_SETTINGS=json.dumps(settings) if settings else "",
         LSP_VERIFY_SCENARIO=scenario,
     )
@@ -73,8 +76,24 @@ def test_batch_question_is_declined_not_failed(tmp_path: Path) -> None:
     assert record["outcome"] == "declined", record
     assert record["source"] == "detected", record
     assert record["command"] == "pytest -x -q", record
-    # eglot 1.9 declares no window.showMessage, so the server could not ask: the file gets
-    # one warning that names what did not run and the command that approves it.
+    # eglot 1.9 declares no window.showMessage; it is asked all the same, and in --batch the
+    # file answers null: the file gets one warning that names what did not run and the
+    # command that approves it.
     [warning] = out["diagnostics"]
     assert warning["source"] == "verify", warning
     assert "`pytest -x -q`" in warning["message"] and "lsp-verify approve" in warning["message"]
+
+
+def test_the_question_in_the_minibuffer_always_runs_and_stores(tmp_path: Path) -> None:
+    """eglot 1.9 declares no window.showMessage but answers window/showMessageRequest in the
+    minibuffer: the question reaches it, "Always for this plan" runs the command and stores
+    the approval, and the next run does not ask again."""
+    out = _emacs(tmp_path, None, "approve", stdin=b"Always for this plan\n")
+    assert out["ok"] is True, out.get("error")
+    assert "verify wants to run a command from this repository" in out["_output"]
+    record = out["run_now"]
+    assert record["outcome"] == "failed", record  # it ran: the demo's test fails
+    assert record["command"].startswith("pytest -x -q"), record
+    again = out["run_again"]
+    assert again["outcome"] == "failed" and again["startedAt"] != record["startedAt"], again
+    assert out["_output"].count("verify wants to run a command") == 1

@@ -91,12 +91,22 @@
   (drive-note 'run_now (drive-run-now))
   (drive-note 'diagnostics (drive-verify-diagnostics)))
 
+(defun drive-approve ()
+  ;; The question in the minibuffer, answered on standard input ("Always for this plan").
+  (setq lsp-verify-ask-in-batch t)
+  (drive-open "tests/test_calc.py")
+  (drive-note 'run_now (drive-run-now))
+  ;; Approved and stored: the next run does not ask (standard input has no answer left).
+  (drive-note 'run_again (drive-run-now)))
+
 (condition-case err
     (progn
       (let ((settings (getenv "LSP_VERIFY_SETTINGS")))
         (when (and settings (not (string-empty-p settings)))
           (setq lsp-verify-settings (json-parse-string settings :object-type 'plist))))
-      (if (equal drive-scenario "declined") (drive-declined) (drive-full))
+      (cond ((equal drive-scenario "declined") (drive-declined))
+            ((equal drive-scenario "approve") (drive-approve))
+            (t (drive-full)))
       (drive-note 'ok t))
   (error (drive-note 'ok :json-false)
          (drive-note 'error (error-message-string err))))

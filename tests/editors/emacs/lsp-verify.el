@@ -27,11 +27,15 @@ asked before a repository's command first runs.  Per project, set
 (cl-defmethod eglot-initialization-options ((_server lsp-verify-server))
   (list :verify (or lsp-verify-settings (make-hash-table))))
 
-;; The server asks before a repository's command first runs.  Eglot's prompt works in an
-;; interactive Emacs, but fails in `emacs --batch': answer "no" there instead.
+(defvar lsp-verify-ask-in-batch nil
+  "Non-nil: in `emacs --batch', ask the approval question on standard input too.")
+
+;; The server asks before a repository's command first runs, in eglot's prompt in the
+;; minibuffer.  In `emacs --batch' there is no one to answer it: say no, unless told to
+;; read the answer from standard input (`lsp-verify-ask-in-batch').
 (cl-defmethod eglot-handle-request
   ((_server lsp-verify-server) (_method (eql window/showMessageRequest)) &rest _params)
-  (if noninteractive :null (cl-call-next-method)))
+  (if (and noninteractive (not lsp-verify-ask-in-batch)) nil (cl-call-next-method)))
 
 (add-to-list 'eglot-server-programs
              `(,lsp-verify-modes . (lsp-verify-server . ,lsp-verify-program)))
