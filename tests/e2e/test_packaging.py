@@ -1,5 +1,5 @@
 """What gets shipped: the wheel and sdist built from a clone, offline, and installs from both;
-and their metadata as PyPI reads it.
+their metadata as PyPI reads it; and the packaged VS Code extension (marked `vsix`).
 
 Everything runs on a copy of the source tree (never writing into the work tree) and without
 the network: the build backend must already be installed (`--no-isolation`).
@@ -291,3 +291,52 @@ def test_the_sdist_builds_the_same_wheel(dist: Path, tmp_path: Path) -> None:
     assert sorted(again.namelist()) == sorted(first.namelist())
     metadata = f"lsp_verify-{lsp_verify.__version__}.dist-info/METADATA"
     assert again.read(metadata) == first.read(metadata)
+
+
+# -- the packaged VS Code extension (.ci/vscode.sh runs these after `npm run package`) --------
+
+# What the .vsix holds besides the bundled libraries: nothing of the sources, tests, build
+# scripts or editor configuration.
+VSIX_FILES = {
+    "[Content_Types].xml",
+    "extension.vsixmanifest",
+    "extension/package.json",
+    "extension/readme.md",
+    "extension/changelog.md",
+    "extension/LICENSE.txt",
+    "extension/images/icon.png",
+    "extension/dist/extension.js",
+    "extension/bundled/serve.py",
+}
+
+
+@pytest.fixture
+def vsix() -> zipfile.ZipFile:
+    path = os.environ.get("LSP_VERIFY_VSIX")
+    assert path, "the vsix tests run only with LSP_VERIFY_VSIX set (tests/conftest.py)"
+    return zipfile.ZipFile(path)
+
+
+@pytest.mark.vsix
+def test_the_vsix_holds_the_extension_and_nothing_else(vsix: zipfile.ZipFile) -> None:
+    names = set(vsix.namelist())
+    libs = {n for n in names if n.startswith("extension/bundled/libs/")}
+    assert names - libs == VSIX_FILES
+    assert "extension/bundled/libs/lsp_verify/__init__.py" in libs
+    assert not [n for n in libs if "__pycache__" in n or n.endswith(".pyc")]
+
+
+@pytest.mark.vsix
+def test_the_vsix_is_what_the_marketplace_shows(vsix: zipfile.ZipFile) -> None:
+    manifest = vsix.read("extension.vsixmanifest").decode()
+    for asset in ("Content.Changelog", "Content.Details", "Icons.Default", "Content.License"):
+        assert f'Type="Microsoft.VisualStudio.Services.{asset}"' in manifest, asset
+    assert 'Id="Microsoft.VisualStudio.Services.Links.Source"' in manifest
+    assert HOME in manifest
+    changelog = vsix.read("extension/changelog.md").decode()
+    assert changelog == (REPO / "CHANGELOG.md").read_text()
+    readme = vsix.read("extension/readme.md").decode()
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)", readme)
+    assert images and all(url.startswith(HOME + "/raw/") for url in images), images
+    package = json.loads(vsix.read("extension/package.json"))
+    assert "private" not in package and package["repository"]["url"].startswith(HOME)

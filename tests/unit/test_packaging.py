@@ -1,14 +1,24 @@
-"""What is published: the PyPI metadata, and what the VS Code bundle needs."""
+"""What is published: the PyPI metadata, the project's home wherever it is named, and the VS
+Code extension's manifest, icon and README as the marketplace shows them."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
 import re
+import struct
+import zlib
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.version import Version
 
 from hatch_build import absolute_links
+from lsp_verify.planning.plan import PLAN_INPUTS
+from lsp_verify.planning.pytest_config import _CANDIDATES
 from tests.support.paths import REPO
 
 try:
@@ -18,6 +28,12 @@ except ImportError:  # Python < 3.11
 
 CLIENT = REPO / "vscode-client"
 PROJECT: dict[str, Any] = tomllib.loads((REPO / "pyproject.toml").read_text())
+HOME: str = PROJECT["project"]["urls"]["Homepage"]
+MANIFEST: dict[str, Any] = json.loads((CLIENT / "package.json").read_text())
+# Folders of a work tree that are not the project's sources.
+NOT_SOURCES = {".git", ".venv", "venv", "node_modules", "dist", "out", "build", "libs",
+               "test-artifacts", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache",
+               ".hypothesis", ".import_linter_cache"}  # fmt: skip
 
 
 def test_the_vscode_bundle_carries_every_runtime_dependency() -> None:
@@ -74,3 +90,114 @@ def test_relative_links_become_absolute_at_the_release_tag() -> None:
         "[kept](https://other.example/x), [mail](mailto:a@b.c).\n"
         "[ref]: https://example.org/o/r/blob/v1.2.3/docs/agents.md\n"
     )
+
+
+def _sources() -> list[Path]:
+    found = []
+    for folder, dirs, files in os.walk(REPO):
+        dirs[:] = [d for d in dirs if d not in NOT_SOURCES]
+        found += [Path(folder, f) for f in files if not f.endswith((".png", ".vsix"))]
+    return found
+
+
+def test_every_place_that_names_the_home_agrees() -> None:
+    """The home is in pyproject.toml's `project.urls`; the extension's manifest and README and
+    the docs name it too. A rename missed in one of them is a dead link on a package page."""
+    owner_repo = re.compile(r"(?:github\.com|raw\.githubusercontent\.com)[/:]([\w.-]+/[\w.-]+)")
+    ours = HOME.split("github.com/", 1)[1]
+    named: dict[str, set[str]] = {}
+    for path in _sources():
+        if path.name == "package-lock.json":
+            continue
+        for found in owner_repo.findall(path.read_text(errors="replace")):
+            found = found.removesuffix(".git")
+            if "lsp-verify" in found or "lsp_verify" in found:
+                named.setdefault(found, set()).add(path.relative_to(REPO).as_posix())
+    assert set(named) == {ours}, named
+    assert {"pyproject.toml", "vscode-client/package.json", "vscode-client/README.md"} <= named[
+        ours
+    ]
+    assert MANIFEST["repository"]["url"] in (HOME, HOME + ".git")
+    assert MANIFEST["repository"]["directory"] == "vscode-client"
+    for url in (
+        MANIFEST["homepage"],
+        MANIFEST["bugs"]["url"],
+        *PROJECT["project"]["urls"].values(),
+    ):
+        assert url == HOME or url.startswith((HOME + "/", HOME + "#")), url
+
+
+def test_the_extension_manifest_is_publishable() -> None:
+    assert "private" not in MANIFEST
+    assert MANIFEST["publisher"] == "lsp-verify"
+    assert "--allow-missing-repository" not in json.dumps(MANIFEST["scripts"])
+    # vsce runs vscode:prepublish before it packages: the CHANGELOG the .vsix carries.
+    assert MANIFEST["scripts"]["vscode:prepublish"] == "node scripts/copy-changelog.mjs"
+    assert "CHANGELOG.md" in (CLIENT / "scripts" / "copy-changelog.mjs").read_text()
+    icon = (CLIENT / MANIFEST["icon"]).read_bytes()
+    assert icon[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", icon[16:24]) == (128, 128)
+
+
+def test_the_extension_loads_only_where_it_can_help() -> None:
+    """Activation: a folder with a file planning reads (the project file, the script, or a
+    manifest the detector reads, at the folder's root), or one of the extension's own
+    commands; never in every window."""
+    events = MANIFEST["activationEvents"]
+    assert not {"*", "onStartupFinished"} & set(events)
+    contains = {e.split(":", 1)[1] for e in events if e.startswith("workspaceContains:")}
+    # What planning reads that is not a sign of a project on its own: a lock file or a venv.
+    planning = {p for p in PLAN_INPUTS if p != "uv.lock" and "/bin/" not in p}
+    planning |= {name for name, _ in _CANDIDATES}
+    assert contains == planning
+    commands = {e.split(":", 1)[1] for e in events if e.startswith("onCommand:")}
+    contributed = {c["command"] for c in MANIFEST["contributes"]["commands"]}
+    hidden = {m["command"] for m in MANIFEST["contributes"]["menus"]["commandPalette"]}
+    # The commands that are in the palette before the server runs are the way in.
+    assert commands == contributed - hidden
+
+
+def _load_icon_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("make_icon", CLIENT / "scripts" / "make-icon.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _png_rows(data: bytes) -> bytes:
+    """The filtered rows of a PNG (its IDAT chunks, inflated)."""
+    position, idat = 8, b""
+    while position < len(data):
+        (length,) = struct.unpack(">I", data[position : position + 4])
+        kind = data[position + 4 : position + 8]
+        if kind == b"IDAT":
+            idat += data[position + 8 : position + 8 + length]
+        position += 12 + length
+    return zlib.decompress(idat)
+
+
+def test_the_icon_is_what_its_script_draws() -> None:
+    """images/icon.png is committed; scripts/make-icon.py is its source."""
+    script = _load_icon_script()
+    committed = (CLIENT / MANIFEST["icon"]).read_bytes()
+    assert committed[:33] == script.png()[:33]  # signature and header: size, RGBA
+    assert _png_rows(committed) == script.pixels()
+
+
+def test_the_extension_readme_shows_screenshots_the_marketplace_can_load() -> None:
+    """The marketplace page is not on GitHub: every image is an absolute https URL, into the
+    repository at a file that exists."""
+    readme = (CLIENT / "README.md").read_text()
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)", readme)
+    assert len(images) >= 3
+    for url in images:
+        assert url.startswith(HOME + "/raw/HEAD/"), url
+        assert (REPO / url.removeprefix(HOME + "/raw/HEAD/")).is_file(), url
+    links = re.findall(r"(?<!!)\[[^\]]*\]\(([^)\s]+)", readme)
+    assert links and all(re.match(r"https://", link) for link in links), links
+
+
+def test_the_activation_is_explained() -> None:
+    text = (REPO / "docs" / "vscode.md").read_text()
+    assert "workspaceContains:" in text and "onCommand:" in text
