@@ -201,3 +201,24 @@ def test_the_extension_readme_shows_screenshots_the_marketplace_can_load() -> No
 def test_the_activation_is_explained() -> None:
     text = (REPO / "docs" / "vscode.md").read_text()
     assert "workspaceContains:" in text and "onCommand:" in text
+
+
+def test_the_release_workflow_publishes_only_what_was_built_and_tested() -> None:
+    """.github/workflows/release.yml cannot run here; CI's lint stage checks it against
+    GitHub's schema and with zizmor. What those cannot know: what it promises to do."""
+    text = (REPO / ".github" / "workflows" / "release.yml").read_text()
+    body = text.split("\njobs:\n", 1)[1]
+    jobs = dict(re.findall(r"^  ([\w-]+):\n(.*?)(?=^  [\w-]+:\n|\Z)", body, re.M | re.S))
+    assert set(jobs) == {"build", "pypi", "vscode-marketplace", "open-vsx"}
+    assert re.search(r"^on:\n  push:\n    tags: \[\"v\*\"\]\n", text, re.M)
+    assert "run: bash .ci/run\n" in jobs["build"] and "twine check --strict" in jobs["build"]
+    for name in ("pypi", "vscode-marketplace", "open-vsx"):
+        assert "    needs: build\n" in jobs[name] and "environment:" in jobs[name], name
+    # Trusted publishing: a token from GitHub, no password; only that job may ask for one.
+    assert "id-token: write" in jobs["pypi"] and "password" not in jobs["pypi"]
+    assert [n for n in jobs if "id-token" in jobs[n]] == ["pypi"]
+    assert "secrets.VSCE_PAT" in jobs["vscode-marketplace"]
+    assert "secrets.OVSX_PAT" in jobs["open-vsx"]
+    # Every action is pinned to a commit.
+    for action in re.findall(r"uses: (\S+)", text):
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", action), action
