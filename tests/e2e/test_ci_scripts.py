@@ -252,7 +252,7 @@ echo "$line" >> "$LOG"
 case "$name $1 $2" in
     "python3 -m venv")
         mkdir -p "$3/bin"
-        for tool in python ruff mypy lint-imports; do
+        for tool in python ruff mypy lint-imports check-jsonschema zizmor; do
             cp "$0" "$3/bin/$tool"
         done ;;
 esac
@@ -293,7 +293,7 @@ def ci_run(
     shutil.copy(recorder, stubs / "python3")
     if venv:
         (tmp_path / "venv" / "bin").mkdir(parents=True)
-        for tool in ("python", "ruff", "mypy", "lint-imports"):
+        for tool in ("python", "ruff", "mypy", "lint-imports", "check-jsonschema", "zizmor"):
             shutil.copy(recorder, tmp_path / "venv" / "bin" / tool)
     log = tmp_path / "log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LSP_VERIFY_")}
@@ -318,6 +318,15 @@ def ci_run(
     ran = log.read_text().splitlines() if log.exists() else []
     return out, [line.replace(str(tmp_path), "T") for line in ran]
 
+
+PYTHON_SOURCES = "lsp_verify tests benchmarks hatch_build.py vscode-client/scripts"
+LINT = [
+    f"ruff check {PYTHON_SOURCES}",
+    f"ruff format --check {PYTHON_SOURCES}",
+    "python -m pip install --quiet check-jsonschema==0.39.0 zizmor==1.32.0",
+    "check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml",
+    "zizmor --offline --min-severity medium .github/workflows",
+]
 
 SETUP = [
     "python -m pip install --quiet --upgrade pip",
@@ -348,8 +357,7 @@ def test_a_fresh_clone_gets_its_environment(tmp_path: Path) -> None:
     assert ran == [
         "python3 -m venv T/venv",
         *SETUP,
-        "ruff check lsp_verify tests benchmarks",
-        "ruff format --check lsp_verify tests benchmarks",
+        *LINT,
     ]
 
 
@@ -358,8 +366,7 @@ def test_every_stage_runs_in_order_when_none_is_named(tmp_path: Path) -> None:
     assert stages_done(out) == ORDER
     assert ran == [
         *SETUP,
-        "ruff check lsp_verify tests benchmarks",
-        "ruff format --check lsp_verify tests benchmarks",
+        *LINT,
         *(
             f"mypy --strict --python-version 3.9 --platform {platform} lsp_verify"
             for platform in ("linux", "darwin", "win32")
@@ -419,7 +426,7 @@ def test_an_unknown_stage_is_a_usage_error(tmp_path: Path, args: list[str]) -> N
 def test_a_failing_stage_stops_the_run_and_says_which(tmp_path: Path) -> None:
     out, ran = ci_run(tmp_path, "lint", "types", status=3, FAIL="ruff format")
     assert re.search(r"^== lint failed after \d+(?:\.\d)?s \(exit status 3\)$", out, re.M), out
-    assert ran[-1] == "ruff format --check lsp_verify tests benchmarks"
+    assert ran[-1] == LINT[1]
     assert not any(line.startswith("mypy") for line in ran)
 
 
