@@ -211,8 +211,8 @@ def test_a_fixing_edit_returns_at_the_run_s_end(agent: Agent, capsys: Any) -> No
     ends = [t for t in agent.run_end_times() if t >= turns[0].answered_at]
     assert ends, "no run after the edit"
     # Answered when the run that saw the edit ended (its last pytest: a quick phase may come
-    # first), not at opencode's timeout (5 s).
-    assert ends[-1] <= turns[1].at <= ends[-1] + 1.0, (ends, turns[1].at)
+    # first), not at opencode's timeout (5 s); up to 2 s after it on a loaded machine.
+    assert ends[-1] <= turns[1].at <= ends[-1] + 2.0, (ends, turns[1].at)
 
 
 def test_two_edits_back_to_back_end_on_the_final_state(agent: Agent, capsys: Any) -> None:
