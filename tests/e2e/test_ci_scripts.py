@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -246,7 +247,8 @@ name=${STUB_NAME:-$(basename "$0")}
 line="$name $*"
 if [ "$name" = python ] && [ "$1 $2" = "-m pytest" ]; then
     line="$line (fuzz ${LSP_VERIFY_FUZZ_SECONDS:-} node ${LSP_VERIFY_NODE_TOOLS:-}"
-    line="$line opencode ${LSP_VERIFY_OPENCODE:-} PATH ${PATH%%:*})"
+    line="$line opencode ${LSP_VERIFY_OPENCODE:-} PATH ${PATH%%:*}"
+    line="$line no-skips ${LSP_VERIFY_NO_SKIPS:-})"
 fi
 echo "$line" >> "$LOG"
 case "$name $1 $2" in
@@ -297,8 +299,9 @@ def ci_run(
             shutil.copy(recorder, tmp_path / "venv" / "bin" / tool)
     log = tmp_path / "log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LSP_VERIFY_")}
+    path = env_vars.pop("PATH", os.environ["PATH"])
     env.update(
-        PATH=f"{stubs}{os.pathsep}{os.environ['PATH']}",
+        PATH=f"{stubs}{os.pathsep}{path}",
         LOG=str(log),
         RECORDER=str(recorder),
         LSP_VERIFY_VENV=str(tmp_path / "venv"),
@@ -347,7 +350,7 @@ def test_one_stage_runs_alone_on_its_environment(tmp_path: Path) -> None:
     assert stages_done(out) == ["unit"]
     assert ran == [
         *SETUP,
-        "python -m pytest -m unit (fuzz  node  opencode  PATH T/venv/bin)",
+        "python -m pytest -m unit (fuzz  node  opencode  PATH T/venv/bin no-skips )",
     ]
 
 
@@ -372,14 +375,14 @@ def test_every_stage_runs_in_order_when_none_is_named(tmp_path: Path) -> None:
             for platform in ("linux", "darwin", "win32")
         ),
         "lint-imports --no-cache --no-logo",
-        "python -m pytest -m unit (fuzz  node  opencode  PATH T/venv/bin)",
+        "python -m pytest -m unit (fuzz  node  opencode  PATH T/venv/bin no-skips 1)",
         # Only e2e installs the editors and tools, and sets what the tests find them by.
         "bash .ci/install-editors.sh ",
         "bash .ci/install-tools.sh ",
         "bash tests/tools/install-node-tools.sh T/cache/node-tools",
         "bash tests/tools/install-opencode.sh T/cache/opencode",
         "python -m pytest -m not unit "
-        "(fuzz 120 node T/cache/node-tools opencode T/cache/opencode PATH T/venv/bin)",
+        "(fuzz 120 node T/cache/node-tools opencode T/cache/opencode PATH T/venv/bin no-skips 1)",
         "bash .ci/pygls-newest.sh T/venv T/cache/venv-pygls-newest",
         "python benchmarks/detect.py --files 1000 --calls 50",
         "python benchmarks/overhead.py --runs 20",
@@ -390,7 +393,7 @@ def test_every_stage_runs_in_order_when_none_is_named(tmp_path: Path) -> None:
         "python benchmarks/feedback.py --quick",
         "bash .ci/vscode.sh ",
     ]
-    assert ci_run(tmp_path / "all", "all")[1] == ran
+    assert ci_run(tmp_path / "all", "all", CI="true")[1] == ran
 
 
 def test_stages_named_run_once_in_their_order_with_pytest_s_arguments(tmp_path: Path) -> None:
@@ -404,15 +407,51 @@ def test_stages_named_run_once_in_their_order_with_pytest_s_arguments(tmp_path: 
         "-x",
         "tests/a.py",
         LSP_VERIFY_FUZZ_SECONDS="5",
+        CI="true",
     )
     assert stages_done(out) == ["unit", "e2e", "vscode"]
     assert [line for line in ran[len(SETUP) :] if "install" not in line] == [
-        "python -m pytest -m unit -x tests/a.py (fuzz 5 node  opencode  PATH T/venv/bin)",
+        "python -m pytest -m unit -x tests/a.py "
+        "(fuzz 5 node  opencode  PATH T/venv/bin no-skips 1)",
         "python -m pytest -m not unit -x tests/a.py "
-        "(fuzz 5 node T/cache/node-tools opencode T/cache/opencode PATH T/venv/bin)",
+        "(fuzz 5 node T/cache/node-tools opencode T/cache/opencode PATH T/venv/bin no-skips 1)",
         "bash .ci/pygls-newest.sh T/venv T/cache/venv-pygls-newest -x tests/a.py",
         "bash .ci/vscode.sh ",
     ]
+
+
+def test_outside_ci_nothing_is_installed_as_root_and_skips_are_allowed(tmp_path: Path) -> None:
+    """A newcomer's `bash .ci/run`: no apt-get (the editors' and tools' tests skip, saying
+    why), node tools only where npm is, the vscode stage (Debian packages) left out, and a
+    skipped test is not a failure."""
+    stubs = tmp_path / "npm-bin"
+    stubs.mkdir()
+    for with_npm in (False, True):
+        path = os.environ["PATH"]
+        if with_npm:
+            (stubs / "npm").write_text("#!/bin/sh\nexit 0\n")
+            (stubs / "npm").chmod(0o755)
+            path = f"{stubs}{os.pathsep}{path}"
+        else:  # every command of the PATH but npm's
+            without = tmp_path / "no-npm"
+            without.mkdir()
+            for folder in reversed(path.split(os.pathsep)):
+                for tool in Path(folder).glob("*") if Path(folder).is_dir() else []:
+                    if tool.name not in ("npm", "npx") and os.access(tool, os.X_OK):
+                        (without / tool.name).unlink(missing_ok=True)
+                        (without / tool.name).symlink_to(tool)
+            path = str(without)
+        out, ran = ci_run(tmp_path / f"npm-{with_npm}", "e2e", "vscode", PATH=path)
+        assert stages_done(out) == ["e2e", "vscode"]
+        assert not any("install-editors" in line or "install-tools" in line for line in ran)
+        assert not any(".ci/vscode.sh" in line for line in ran), ran
+        assert "no editors or system tools installed" in out
+        assert "LSP_VERIFY_VSCODE=1 runs it" in out
+        pytest_lines = [line for line in ran if " -m pytest " in line]
+        assert pytest_lines and all(line.endswith("no-skips )") for line in pytest_lines)
+        node = [line for line in ran if "install-node-tools" in line]
+        assert bool(node) == with_npm, ran
+        assert ("no npm: the tests of node tools" in out) != with_npm
 
 
 @pytest.mark.parametrize("args", [["unit", "lnit"], ["-x"], ["all", "tests/a.py"]])
@@ -439,3 +478,39 @@ def test_pytest_collecting_nothing_or_failing_fails_the_stage(
     assert ("pytest collected no tests: failing" in out) == (pytest_status == 5)
     assert f"== {stage} failed after" in out
     assert "pytest" in ran[-1]  # neither the newest pygls nor the benchmarks ran
+
+
+SKIPPING = """
+import pytest
+
+
+def test_runs():
+    pass
+
+
+def test_needs_a_tool():
+    pytest.skip("no frobnicator on PATH")
+"""
+
+
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+
+
+@pytest.mark.parametrize("no_skips", ["", "1"])
+def test_under_ci_a_skipped_test_fails_the_run(tmp_path: Path, no_skips: str) -> None:
+    (tmp_path / "test_skipping.py").write_text(SKIPPING)
+    env = {**os.environ, "LSP_VERIFY_NO_SKIPS": no_skips, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [*PYTEST, "-p", "tests.support.no_skips", "--rootdir", str(tmp_path), str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    if no_skips:
+        assert done.returncode == 1, done.stdout
+        assert "1 test(s) skipped, which fails this run" in done.stdout
+        assert "test_skipping.py::test_needs_a_tool: Skipped: no frobnicator on PATH" in done.stdout
+    else:
+        assert done.returncode == 0, done.stdout
