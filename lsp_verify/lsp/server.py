@@ -41,12 +41,6 @@ QUESTION_S = 600.0  # how long the approval question waits for its answer (SPEC 
 UNDECLARED_QUESTION_S = 60.0
 
 
-def _undeclared_question_s() -> float:
-    try:
-        seconds = float(os.environ.get("LSP_VERIFY_UNDECLARED_QUESTION_S", ""))
-    except ValueError:
-        return UNDECLARED_QUESTION_S
-    return seconds if 0 < seconds <= UNDECLARED_QUESTION_S else UNDECLARED_QUESTION_S
 CLIENT_S = 10.0  # how long any other request to the client waits for its answer
 _LEVELS = {
     "log": types.MessageType.Log,
@@ -54,6 +48,14 @@ _LEVELS = {
     "warning": types.MessageType.Warning,
     "error": types.MessageType.Error,
 }
+
+
+def _undeclared_question_s() -> float:
+    try:
+        seconds = float(os.environ.get("LSP_VERIFY_UNDECLARED_QUESTION_S", ""))
+    except ValueError:
+        return UNDECLARED_QUESTION_S
+    return seconds if 0 < seconds <= UNDECLARED_QUESTION_S else UNDECLARED_QUESTION_S
 
 
 class VerifyServer(LanguageServer):
