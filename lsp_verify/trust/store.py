@@ -370,11 +370,7 @@ class TrustStore:
 
     @contextlib.contextmanager
     def _locked(self, path: Path) -> Iterator[None]:
-        parent = path.parent
-        if not parent.is_dir():
-            parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            # mkdir's mode passes through the umask; the folder holds per-user decisions.
-            os.chmod(parent, 0o700)
+        _make_private_folders(path.parent)
         lock = str(path) + ".lock"
         # Non-blocking: opening a FIFO put in the lock's place must not wait for a partner.
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -428,6 +424,24 @@ class TrustStore:
                 os.fsync(dfd)
             finally:
                 os.close(dfd)
+
+
+def _make_private_folders(folder: Path) -> None:
+    """`folder` and its missing parents, each 0700 (it holds per-user decisions). mkdir's
+    mode passes through the umask: with 0277, a parent made 0500 would refuse the next one,
+    so each folder made here gets its mode set before the next is made inside it."""
+    missing: list[Path] = []
+    while not folder.is_dir():
+        missing.append(folder)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    for made in reversed(missing):
+        try:
+            os.mkdir(made, 0o700)
+        except FileExistsError:
+            continue  # made meanwhile by someone else: its mode is theirs
+        os.chmod(made, 0o700)
 
 
 # -- command line

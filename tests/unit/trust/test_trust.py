@@ -261,6 +261,9 @@ def test_modes_hold_whatever_the_umask(_isolated_home: Path, workspace: Path) ->
     path = store_path(_isolated_home)
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    # The missing XDG_STATE_HOME too: left 0500, it refused the folder inside it (to any user
+    # but root).
+    assert stat.S_IMODE(_isolated_home.stat().st_mode) == 0o700
 
 
 def test_a_custom_path_is_honoured(tmp_path: Path, workspace: Path) -> None:
