@@ -41,6 +41,7 @@ async def job(state: State, request: RunRequest) -> Record:
             request.folder, request.trigger, "cancelled", "workspace folder was removed"
         )
     echo = folder.guard.take()
+    folder.began = time.time()
     try:
         await unless_cancelled(folder.ready.wait(), request.cancel)
     except RunCancelled:
@@ -94,11 +95,14 @@ async def _execute(
     progress = state.ui.begin_progress(command, request.cancel)
     outcome = "cancelled"
     span = folder.guard.begin(echo)
+    # Saves folded into this run while it waited for an answer are seen by its process.
+    began = folder.began = time.time()
     live = LiveProblems(
         folder.path,
         state.diagnostics,
         state.line_text,
         on_batch=lambda: refresh_pulls(state),
+        fresh=lambda uri: state.diagnostics.saw(uri, began),
         related=state.options.related,
         encoding=state.options.encoding,
     )
@@ -218,7 +222,7 @@ def publish(state: State, uri: str) -> None:
 
 
 def _replace_verify_layer(state: State, folder: Folder, entries: dict[str, list[Any]]) -> None:
-    state.diagnostics.replace_verify(entries, state.holds(folder))
+    state.diagnostics.replace_verify(entries, state.holds(folder), folder.began)
 
 
 def _saved_path(request: RunRequest) -> str | None:
