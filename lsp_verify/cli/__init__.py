@@ -1,5 +1,5 @@
 """Command line: `serve` (default), `explain`, `check`, `approve`, `revoke`, `approvals`,
-and `--version`."""
+`hook` (Claude Code's hooks) and `--version`."""
 
 from __future__ import annotations
 
@@ -53,6 +53,11 @@ def _parser() -> argparse.ArgumentParser:
         help="run the command exactly as planned: no --ff for pytest",
     )
 
+    hook = sub.add_parser(
+        "hook", help="a Claude Code hook: the verdict of the server's run for the model"
+    )
+    hook.add_argument("event", choices=("post-edit", "stop"))
+
     for name, text in (
         ("approve", "approve the plan of a folder so the server runs it without asking"),
         ("revoke", "withdraw every approval or refusal stored for a folder"),
@@ -99,6 +104,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from lsp_verify.cli.check import check_main
 
         return check_main(args)
+    if args.cmd == "hook":
+        from lsp_verify.cli.hook import hook_main
+
+        return hook_main(args.event)
     if args.cmd in ("approve", "revoke", "approvals"):
         from lsp_verify.cli.approvals import approvals_main
 

@@ -203,9 +203,11 @@ def on_record(state: State, folder: Folder, record: Record) -> None:
             record, summary, state.line_text, state.options.related, state.options.encoding
         )
         _replace_verify_layer(state, folder, entries)
-    elif is_cannot_ask(record):
+    elif is_cannot_ask(record) and not state.options.agent_hooks:
+        # An agent's hooks say it once, in the model's view (see cli/hook.py).
         _replace_verify_layer(state, folder, approval_entries(record, folder.summary_uri(record)))
     # cancelled, skipped, no-plan and other declined runs speak only through the record.
+    state.run_ended(folder, record, is_cannot_ask(record))
     refresh_pulls(state)
     state.log(log_line(record), "warning" if record.failed else "info")
 

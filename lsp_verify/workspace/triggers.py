@@ -78,7 +78,7 @@ def gate(state: State, folder: Folder, path: str, uri: str | None, trigger: Trig
     if matches_any(settings.globs, relative_to(folder.path, path) or ""):
         folder.guard.note(False)
         if uri is not None:
-            state.diagnostics.saved(uri)
+            state.edit_saved(folder, uri)
         folder.verifier.trigger(trigger, uri)
 
 

@@ -138,7 +138,7 @@ def _trigger(state: State, batch: _Batch) -> None:
     elif batch.triggers:
         folder.guard.note(batch.echo)
         if batch.document is not None:
-            state.diagnostics.saved(batch.document)
+            state.edit_saved(folder, batch.document)
         folder.verifier.trigger("save", batch.document)
 
 
