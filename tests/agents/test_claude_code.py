@@ -291,9 +291,10 @@ def test_an_unapproved_plan_is_told_once_and_runs_nothing(agent: Agent, capsys: 
         ]
     )
     report(capsys, "unapproved plan", turns)
-    told = [n for n, turn in enumerate(turns) if APPROVAL in shown(turn)]
-    assert told == [2], [shown(t)[-600:] for t in turns[1:]]
-    assert f"lsp-verify approve {agent.project}" in shown(turns[2])
+    told = [n for n, turn in enumerate(turns) if "lsp-verify approve" in shown(turn)]
+    assert told == [2], [shown(t)[-600:] for t in turns[1:]]  # by the hook, by no diagnostic
+    assert APPROVAL in shown(turns[2])
+    assert f"`lsp-verify approve {agent.project}`" in shown(turns[2])
     assert "verify failed" not in "".join(shown(t) for t in turns)
     assert len(turns) == 4  # Stop was not refused
     assert agent.runs() == {}, "a command ran without the user's approval"
