@@ -9,8 +9,9 @@ answer on stdout). So one edit is one run, and a folder has one process at a tim
 
 - post-edit (PostToolUse on Edit|Write|MultiEdit): when the run that saw the edited file
   fails, `{"decision": "block", "reason": the failure}`: the reason reaches the model with the
-  tool's result. Quiet on green, and when no server heard of the edit (a file type it is not
-  told about) within `HEARD_WITHIN` seconds.
+  tool's result. Quiet on green; at once for a file the plugin does not map to the server
+  or a save the settings do not run for; after `HEARD_WITHIN` seconds when no server heard
+  of the edit.
 - stop (Stop): when the run that saw the latest edit failed, `{"decision": "block"}` with the
   failure, so the model goes on fixing; never twice in a row (`stop_hook_active`), never for
   a run that did not happen.
@@ -69,6 +70,9 @@ def post_edit(event: dict[str, Any]) -> dict[str, Any] | None:
     if not isinstance(given, str) or not given:
         return None
     path = os.path.realpath(os.path.join(_cwd(event), given))
+    mapped = _mapped_extensions()
+    if mapped is not None and os.path.splitext(path)[1] not in mapped:
+        return None  # Claude Code does not tell the server of this file
     try:
         written = os.stat(path).st_mtime
     except OSError:
@@ -126,6 +130,21 @@ def approval_text(last: dict[str, Any], folder: str) -> str:
     )
 
 
+def _mapped_extensions() -> set[str] | None:
+    """The extensions the plugin maps to its language server (plugin.json's lspServers), or
+    None when the plugin is not where $CLAUDE_PLUGIN_ROOT says."""
+    root = os.environ.get("CLAUDE_PLUGIN_ROOT")
+    if not root:
+        return None
+    try:
+        with open(os.path.join(root, ".claude-plugin", "plugin.json"), "rb") as handle:
+            manifest = json.loads(handle.read(MAX_EVENT))
+        servers = manifest["lspServers"].values()
+        return {ext for server in servers for ext in server["extensionToLanguage"]}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def _cwd(event: dict[str, Any]) -> str:
     cwd = event.get("cwd")
     return cwd if isinstance(cwd, str) and cwd else os.getcwd()
@@ -164,6 +183,9 @@ def _verdict(folders: list[str], since: float) -> dict[str, Any] | None:
             if isinstance(last, dict) and float(last.get("began") or 0) >= since:
                 return {**last, "folder": value.get("folder")}
             heard = float(value.get("saved") or 0) >= since
+            passed_over = float(value.get("ignored") or 0) >= since
+            if not heard and passed_over:
+                return None  # a save the settings do not run for (runOn, globs)
             if not _alive(value.get("pid")) or (not heard and waited > HEARD_WITHIN):
                 return None
         elif waited > HEARD_WITHIN:

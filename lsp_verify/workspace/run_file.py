@@ -9,6 +9,7 @@ run per edit, whoever asks.
 
     {"version": 1, "folder": ..., "pid": the server's pid,
      "saved": time.time() of the latest edit that triggered a run,
+     "ignored": that of the latest save the settings do not run for (runOn, globs),
      "last": {"began": ..., "ended": ..., "outcome": ..., "command": ..., "reason": ...,
               "needsApproval": declined because the client cannot ask the user,
               "summary": the failure's summary, "problems": ["path:line: message", ...]}}
@@ -66,12 +67,17 @@ class RunFile:
             "folder": folder,
             "pid": os.getpid(),
             "saved": 0.0,
+            "ignored": 0.0,
             "last": None,
         }
         self.failed = False  # a write failed once: the log said so, the server goes on
 
     def saved(self, at: float) -> str | None:
         self.value["saved"] = at
+        return self._write()
+
+    def ignored(self, at: float) -> str | None:
+        self.value["ignored"] = at
         return self._write()
 
     def finished(self, record: Record, began: float, needs_approval: bool) -> str | None:

@@ -101,6 +101,11 @@ class State:
         if self.options.agent_hooks:
             self._write(self._run_file(folder).saved(time.time()))
 
+    def edit_passed_over(self, folder: Folder) -> None:
+        """A save in `folder` that its settings do not run for."""
+        if self.options.agent_hooks:
+            self._write(self._run_file(folder).ignored(time.time()))
+
     def run_ended(self, folder: Folder, record: Record, needs_approval: bool) -> None:
         if self.options.agent_hooks:
             run_file = self._run_file(folder)

@@ -73,13 +73,15 @@ def when_ready(state: State, folder: Folder, action: Callable[[], None]) -> None
 def gate(state: State, folder: Folder, path: str, uri: str | None, trigger: Trigger) -> None:
     """runOn and globs decide whether this trigger runs anything."""
     settings = folder.settings()
-    if settings.run_on == "manual":
-        return
-    if matches_any(settings.globs, relative_to(folder.path, path) or ""):
+    if settings.run_on != "manual" and matches_any(
+        settings.globs, relative_to(folder.path, path) or ""
+    ):
         folder.guard.note(False)
         if uri is not None:
             state.edit_saved(folder, uri)
         folder.verifier.trigger(trigger, uri)
+    else:
+        state.edit_passed_over(folder)
 
 
 def _sync(state: State, folder: Folder, path: str, uri: str) -> None:

@@ -199,3 +199,32 @@ def test_a_run_file_that_is_not_one_is_ignored(folder: Path) -> None:
     for text in ("{", "[]", json.dumps({"version": 99}), "x" * 300_000):
         path.write_text(text)
         assert hook.stop(stop_event(folder)) is None
+
+
+def test_a_file_the_plugin_does_not_map_is_not_waited_for(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plugin = Path(__file__).resolve().parents[3] / "claude-plugin"
+    monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", str(plugin))
+    monkeypatch.setattr(hook, "HEARD_WITHIN", 5.0)
+    RunFile(str(folder)).saved(time.time() - 10)  # a server is up, and will not hear of it
+    (folder / "notes.md").write_text("x\n")
+    event = {**edit_event(folder), "tool_input": {"file_path": "notes.md"}}
+    started = time.monotonic()
+    assert hook.post_edit(event) is None
+    assert time.monotonic() - started < 0.5
+    ran(folder, "failed")  # a mapped file is waited for and answered
+    assert hook.post_edit(edit_event(folder)) is not None
+
+
+def test_a_save_the_settings_do_not_run_for_is_not_waited_for(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hook, "HEARD_WITHIN", 5.0)
+    run_file = RunFile(str(folder))
+    run_file.saved(time.time() - 10)
+    os.utime(folder / "test_answer.py")
+    run_file.ignored(time.time())
+    started = time.monotonic()
+    assert hook.post_edit(edit_event(folder)) is None
+    assert time.monotonic() - started < 0.5

@@ -150,3 +150,18 @@ async def test_without_agent_hooks_no_run_file_is_written(tmp_path: Path) -> Non
     state.edit_saved(folder, (tmp_path / "a.c").as_uri())
     run.on_record(state, folder, await run.job(state, request(folder)))
     assert run_file.read(str(tmp_path)) is None
+
+
+async def test_with_agent_hooks_a_save_the_globs_pass_over_is_in_the_run_file(
+    tmp_path: Path,
+) -> None:
+    from lsp_verify.config.settings import InitOptions
+    from lsp_verify.workspace import run_file, triggers
+
+    state = State(FakeUI(settings=[{"globs": ["*.c"]}]), InitOptions(agent_hooks=True))
+    folder = await folder_with(state, tmp_path)
+    (tmp_path / "notes.txt").write_text("x\n")
+    triggers.on_save(state, (tmp_path / "notes.txt").as_uri())
+    value = run_file.read(str(tmp_path))
+    assert value is not None and value["ignored"] > 0 and value["saved"] == 0
+    assert folder.verifier.state == "idle"
