@@ -86,8 +86,8 @@ def stop(event: dict[str, Any]) -> dict[str, Any] | None:
         return None  # it was refused once already and went on: let it end
     folders = _folders_of(os.path.realpath(_cwd(event)))
     value = _innermost(folders)
-    if value is None:
-        return None
+    if value is None or not _alive(value.get("pid")):
+        return None  # no server of this session has run anything here
     saved = value.get("saved")
     if not isinstance(saved, (int, float)) or saved <= 0:
         return None  # no edit triggered a run this session
@@ -172,25 +172,24 @@ def _innermost(folders: list[str]) -> dict[str, Any] | None:
 
 def _verdict(folders: list[str], since: float) -> dict[str, Any] | None:
     """The record of the first run that began at or after `since` in the innermost folder
-    with a run file, once it has ended; None when no server hears of it in time, its
-    server is gone, or the wait is over."""
+    with a run file, once it has ended; None when no server hears of it in time (a run file
+    a gone server left, from an earlier session, is waited past: a new server may start),
+    the server that heard of it is gone, or the wait is over."""
     started = time.monotonic()
     while True:
         value = _innermost(folders)
         waited = time.monotonic() - started
+        heard = False
         if value is not None:
             last = value.get("last")
             if isinstance(last, dict) and float(last.get("began") or 0) >= since:
                 return {**last, "folder": value.get("folder")}
             heard = float(value.get("saved") or 0) >= since
-            passed_over = float(value.get("ignored") or 0) >= since
-            if not heard and passed_over:
+            if not heard and float(value.get("ignored") or 0) >= since:
                 return None  # a save the settings do not run for (runOn, globs)
-            if not _alive(value.get("pid")) or (not heard and waited > HEARD_WITHIN):
-                return None
-        elif waited > HEARD_WITHIN:
-            return None
-        if waited > WAIT_AT_MOST:
+            if heard and not _alive(value.get("pid")):
+                return None  # its server died before the run ended
+        if (not heard and waited > HEARD_WITHIN) or waited > WAIT_AT_MOST:
             return None
         time.sleep(POLL)
 

@@ -228,3 +228,40 @@ def test_a_save_the_settings_do_not_run_for_is_not_waited_for(
     started = time.monotonic()
     assert hook.post_edit(edit_event(folder)) is None
     assert time.monotonic() - started < 0.5
+
+
+def dead_pid() -> int:
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        text=True,
+        capture_output=True,
+        check=True,
+    )
+    return int(done.stdout)
+
+
+def test_a_run_file_an_earlier_session_left_is_waited_past(folder: Path) -> None:
+    old = RunFile(str(folder))
+    old.value["pid"] = dead_pid()
+    old.saved(time.time() - 60)
+    old.finished(record(folder, "passed"), time.time() - 60, False)
+    os.utime(folder / "test_answer.py")
+
+    def new_server() -> None:  # Claude Code starts it on the session's first edit
+        time.sleep(0.15)
+        ran(folder, "failed")
+
+    thread = threading.Thread(target=new_server)
+    thread.start()
+    answer = hook.post_edit(edit_event(folder))
+    thread.join()
+    assert answer is not None and answer["decision"] == "block"
+
+
+def test_stop_takes_no_verdict_from_a_server_that_is_gone(folder: Path) -> None:
+    old = RunFile(str(folder))
+    old.value["pid"] = dead_pid()
+    now = time.time()
+    old.saved(now)
+    old.finished(record(folder, "failed"), now + 0.001, False)
+    assert hook.stop(stop_event(folder)) is None  # a red state of an earlier session
