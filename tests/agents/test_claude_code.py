@@ -221,6 +221,28 @@ def test_the_installed_claude_code_is_the_pinned_one() -> None:
     assert result.stdout.split()[0] == CLAUDE_CODE_VERSION
 
 
+@pytest.mark.parametrize("where", [REPO, PLUGIN], ids=["marketplace", "plugin"])
+def test_claude_code_validates_the_marketplace_and_the_plugin(agent: Agent, where: Path) -> None:
+    result = subprocess.run(
+        [claude(), "plugin", "validate", str(where)],
+        env=agent.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Validation passed" in result.stdout
+    assert "author" not in result.stdout and "Hosts not declared" not in result.stdout
+    if where == PLUGIN:
+        for part in (
+            'hooks: PostToolUse Edit|Write|MultiEdit command "lsp-verify hook post-edit"',
+            'hooks: Stop command "lsp-verify hook stop"',
+            'lspServers: verify lsp-verify ["serve"]',
+        ):
+            assert part in result.stdout, result.stdout
+
+
 def test_break_then_stop_is_refused_then_fix(agent: Agent, capsys: Any) -> None:
     agent.write("test_answer.py", PASSING)
     agent.approve()
