@@ -4,9 +4,13 @@ option the hooks need, and whose hooks call subcommands that exist, on the edit 
 
 from __future__ import annotations
 
+import io
 import json
 import shlex
 import sys
+from pathlib import Path
+
+import pytest
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -15,6 +19,7 @@ else:
 
 from lsp_verify import cli
 from tests.support.paths import REPO
+from tests.support.trust import isolate_home
 
 PLUGIN = REPO / "claude-plugin"
 
@@ -40,7 +45,10 @@ def test_the_manifest_serves_lsp_verify_with_agent_hooks_at_the_package_s_versio
     assert all(ext.startswith(".") and language for ext, language in mapped.items())
 
 
-def test_the_hooks_run_lsp_verify_hook_on_edits_and_at_stop() -> None:
+def test_the_hooks_run_lsp_verify_hook_on_edits_and_at_stop(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    isolate_home(tmp_path, monkeypatch)
     hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
     (post,) = hooks["PostToolUse"]
     assert set(post["matcher"].split("|")) == {"Edit", "Write", "MultiEdit"}
@@ -52,6 +60,7 @@ def test_the_hooks_run_lsp_verify_hook_on_edits_and_at_stop() -> None:
         words = shlex.split(command["command"])
         assert words[:2] == ["lsp-verify", "hook"]
         events.append(words[2])
-        parser = cli._parser()
-        assert parser.parse_args(words[1:]).event == words[2]
+        monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps({"cwd": str(tmp_path)})))
+        assert cli.main(words[1:]) == 0  # the command line takes it; nothing to say here
+        assert capsys.readouterr().out == ""
     assert events == ["post-edit", "stop"]
