@@ -212,7 +212,7 @@ def _first_time(event: dict[str, Any], folder: str, command: str) -> bool:
     key = hashlib.sha256(f"{session}\0{folder}\0{command}".encode(errors="replace")).hexdigest()
     try:
         marks = os.path.join(os.path.dirname(run_file.path_for(folder)), "told")
-        os.makedirs(marks, mode=0o700, exist_ok=True)
+        run_file.make_private_dirs(marks)
         fd = os.open(os.path.join(marks, key[:32]), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except FileExistsError:
         return False

@@ -88,7 +88,7 @@ class RunFile:
         """Write the file (a small JSON, renamed into place); the error, once, if it fails."""
         try:
             path = path_for(self.folder)
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            make_private_dirs(os.path.dirname(path))
             tmp = f"{path}.{os.getpid()}.tmp"
             with open(tmp, "w", encoding="utf-8") as handle:
                 json.dump(self.value, handle)
@@ -99,6 +99,25 @@ class RunFile:
             self.failed = True
             return f"cannot write the run file for {self.folder}: {exc}"
         return None
+
+
+def make_private_dirs(path: str) -> None:
+    """`path` and its missing parents, each 0700 whatever the umask (0277 would make a new
+    folder 0500, and nothing could be written inside it)."""
+    missing = []
+    current = path
+    while not os.path.isdir(current):
+        missing.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            continue
+        os.chmod(folder, 0o700)
 
 
 def read(folder: str) -> dict[str, Any] | None:

@@ -265,3 +265,17 @@ def test_stop_takes_no_verdict_from_a_server_that_is_gone(folder: Path) -> None:
     old.saved(now)
     old.finished(record(folder, "failed"), now + 0.001, False)
     assert hook.stop(stop_event(folder)) is None  # a red state of an earlier session
+
+
+def test_the_run_file_and_the_marks_are_written_under_a_strict_umask(folder: Path) -> None:
+    old = os.umask(0o277)
+    try:
+        ran(folder, "declined", approval=True)
+        answer = hook.post_edit(edit_event(folder))
+    finally:
+        os.umask(old)
+    assert answer is not None and "Only the user can approve it" in answer["reason"]
+    assert hook.post_edit(edit_event(folder)) is None  # the mark was written
+    runs = Path(path_for(str(folder))).parent
+    for made in (runs.parent, runs, runs / "told"):  # writable by their owner, not root alone
+        assert made.stat().st_mode & 0o777 == 0o700, made
