@@ -1,5 +1,5 @@
 """Command line: `serve` (default), `explain`, `check`, `approve`, `revoke`, `approvals`,
-and `--version`."""
+`hook` (Claude Code's hooks) and `--version`."""
 
 from __future__ import annotations
 
@@ -112,6 +112,13 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         help="run the command exactly as planned: no --ff for pytest",
     )
 
+    hook = command(
+        "hook",
+        "a Claude Code hook: the verdict of the server's run of an edit, for the model",
+        f"exit status: {EXIT_OK}, whatever the input",
+    )
+    hook.add_argument("event", choices=("post-edit", "stop"))
+
     trust_status = (
         f"exit status: {EXIT_OK}; {EXIT_FAILED} when the approval store could not be written; "
         f"{EXIT_USAGE} when DIR is not a folder"
@@ -216,6 +223,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from lsp_verify.cli.check import check_main
 
         return check_main(args)
+    if args.cmd == "hook":
+        from lsp_verify.cli.hook import hook_main
+
+        return hook_main(args.event)
     if args.cmd in ("approve", "revoke", "approvals"):
         from lsp_verify.cli.approvals import approvals_main
 

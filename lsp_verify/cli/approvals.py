@@ -29,6 +29,12 @@ def _as_json(decision: Decision) -> str:
     )
 
 
+def _inside_an_agent() -> bool:
+    """A command Claude Code's Bash tool runs: its environment says so and no one types
+    into it. A model must not approve what the user has not seen."""
+    return bool(os.environ.get("CLAUDECODE")) and not sys.stdin.isatty()
+
+
 def approvals_main(cmd: str, dir: str | None) -> int:
     """`lsp-verify approve|revoke|approvals [DIR]`.
 
@@ -45,6 +51,14 @@ def approvals_main(cmd: str, dir: str | None) -> int:
             print(f"lsp-verify {cmd}: {given}: {problem}", file=sys.stderr)
             return EXIT_USAGE
         folder = os.path.realpath(given)
+    if cmd == "approve" and _inside_an_agent():
+        print(
+            "lsp-verify approve: refused inside Claude Code's tools (CLAUDECODE is set and "
+            "there is no terminal): the user approves a repository's command from a terminal "
+            "of their own",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     store = TrustStore()
     try:
         if cmd == "approve":

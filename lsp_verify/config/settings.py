@@ -336,7 +336,7 @@ LogLevel = Literal["log", "info", "warning", "error"]
 # Code shows pushed and pulled diagnostics in separate lists and only pushes reach files
 # that are not open.
 DiagnosticMode = Literal["auto", "push", "pull"]
-_OPTION_KEYS = ("workspaceTrusted", "diagnosticMode", "liveOutput")
+_OPTION_KEYS = ("workspaceTrusted", "diagnosticMode", "liveOutput", "agentHooks")
 
 
 @dataclass(frozen=True)
@@ -347,7 +347,9 @@ class InitOptions:
     client's capabilities are known: a client that pulls but cannot be told to pull again
     (no refreshSupport) gets pushes as well. `live_output`: the client asked for each run's
     output as it streams (`verify/output` notifications). `encoding`: the `positionEncoding`
-    the server declared, which every position it sends counts in."""
+    the server declared, which every position it sends counts in. `agent_hooks`: an agent's
+    hooks read each folder's run file (`workspace/run_file.py`) and tell the model about
+    approval themselves."""
 
     settings: object = None
     trusted: bool = True
@@ -357,6 +359,7 @@ class InitOptions:
     related: bool = True
     push: bool = True
     encoding: str = "utf-16"
+    agent_hooks: bool = False
 
 
 def parse_init_options(
@@ -377,9 +380,10 @@ def parse_init_options(
             value = {k: v for k, v in options.items() if k not in _OPTION_KEYS} or None
     pull = mode == "pull" or (mode == "auto" and client_pulls)
     live = isinstance(options, dict) and options.get("liveOutput") is True
+    hooks = isinstance(options, dict) and options.get("agentHooks") is True
     push = not pull or not client_refreshes
     trusted_ = True if trusted is None else trusted
-    return InitOptions(value, trusted_, mode, pull, live_output=live, push=push)
+    return InitOptions(value, trusted_, mode, pull, live_output=live, push=push, agent_hooks=hooks)
 
 
 def apply_config_change(options: InitOptions, settings: object) -> InitOptions:

@@ -4,14 +4,18 @@ The server publishes, for a document, the union of its layers: the verify layer 
 last finished run found) and the config layer (problems in `.lsp-verify.toml` itself), so
 neither ever wipes the other. A located verify diagnostic remembers the text of its line; when
 an edit changes that line it is withdrawn until the next run, because it no longer points at
-what failed. The summary diagnostic never goes stale.
+what failed. The summary stays while the user types; but once an edit of a document is on
+disk and has triggered a run, no verdict of a run that began before it is published for that
+document again (see SPEC section 5, "Stale after edit"): the run that saw it speaks for it.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
 import os
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
@@ -111,13 +115,17 @@ class DiagnosticStore:
                 changed.append(uri)
         return changed
 
-    def withdraw_stale(self, uri: str, line_text: Callable[[int], str | None]) -> bool:
-        """Drop located verify diagnostics whose line no longer reads as it did."""
+    def withdraw_stale(
+        self, uri: str, line_text: Callable[[int], str | None], verdict: bool = False
+    ) -> bool:
+        """Drop located verify diagnostics whose line no longer reads as it did, and with
+        `verdict` the unlocated ones too (the summary, the approval warning)."""
         entries = self.entries(uri, VERIFY)
         kept = [
             e
             for e in entries
-            if e.anchor is None or line_text(e.diagnostic.range.start.line) == e.anchor
+            if (e.anchor is None and not verdict)
+            or (e.anchor is not None and line_text(e.diagnostic.range.start.line) == e.anchor)
         ]
         if len(kept) == len(entries):
             return False
@@ -132,6 +140,10 @@ class Diagnostics(DiagnosticStore):
         super().__init__()
         self._publish = publish
         self._result_ids: dict[str, int] = {}
+        # time.time() of each document's latest edit that triggered a run, and of the start
+        # of the run whose verdict its layer holds.
+        self._saved: dict[str, float] = {}
+        self._verdict_began: dict[str, float] = {}
 
     def changed(self, uri: str) -> None:
         self._result_ids[uri] = self._result_ids.get(uri, 0) + 1
@@ -145,11 +157,44 @@ class Diagnostics(DiagnosticStore):
         if self.set(uri, CONFIG, config_entries(problems)):
             self.changed(uri)
 
-    def replace_verify(self, entries: dict[str, list[Entry]], scope: Callable[[str], bool]) -> None:
+    def replace_verify(
+        self,
+        entries: dict[str, list[Entry]],
+        scope: Callable[[str], bool],
+        began: float | None = None,
+    ) -> None:
         """A finished run's layer. Every document it names speaks, changed or not: a failing
-        run that ends with the same verdict still tells the client it ended."""
+        run that ends with the same verdict still tells the client it ended. A run that
+        `began` before a document's latest triggering edit leaves that document alone: the
+        run that saw the edit is queued and will speak for it."""
+        if began is not None:
+            entries = {uri: e for uri, e in entries.items() if self.saw(uri, began)}
+            inner = scope
+
+            def scope(uri: str) -> bool:
+                return inner(uri) and self.saw(uri, began)
+
+            for uri in entries:
+                self._verdict_began[uri] = began
         for uri in sorted(set(self.replace_layer(VERIFY, entries, scope)) | set(entries)):
             self.changed(uri)
+
+    def saved(self, uri: str) -> None:
+        """An edit of `uri` is on disk and triggered a run: the verdict its layer holds is of a
+        run that did not see it. It is dropped without a publish (an editor keeps showing
+        what it has until the run ends), so nothing published for `uri` carries it again."""
+        self._saved[uri] = time.time()
+        entries = self.entries(uri, VERIFY)
+        if self.set(uri, VERIFY, [e for e in entries if e.anchor is not None]):
+            self._result_ids[uri] = self._result_ids.get(uri, 0) + 1  # a pull reads it so
+
+    def saw(self, uri: str, began: float) -> bool:
+        """Whether a run that began at `began` (time.time()) saw the latest edit of `uri`."""
+        return self._saved.get(uri, -math.inf) < began
+
+    def verdict_began(self, uri: str) -> float:
+        """When the run whose verdict `uri`'s layer holds began (infinity: no verdict)."""
+        return self._verdict_began.get(uri, math.inf)
 
 
 def _position_json(position: types.Position) -> dict[str, int]:

@@ -10,7 +10,8 @@ run are streamed (the collector keeps no more either).
 The run's end replaces the layer as before (`Workspace._on_record`): `close` must be called
 first, so that no batch lands after the final layer. A run that ends without a verdict
 (cancelled, skipped) takes back what it streamed: `withdraw`. Positions count in `encoding`,
-the server's `positionEncoding`, as the final layer's do.
+the server's `positionEncoding`, as the final layer's do. A document that `fresh` says was
+edited since the run began gets nothing from it.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class LiveProblems:
         line_text: LineText,
         *,
         on_batch: Callable[[], None] = lambda: None,
+        fresh: Callable[[str], bool] = lambda uri: True,
         interval: float = INTERVAL,
         limit: int = LIMIT,
         related: bool = True,
@@ -49,6 +51,7 @@ class LiveProblems:
         self._diagnostics = diagnostics
         self._line_text = line_text
         self._on_batch = on_batch
+        self._fresh = fresh
         self._limit = limit
         self._pending: list[Problem] = []
         self._shown: list[tuple[str, Entry]] = []
@@ -92,6 +95,8 @@ class LiveProblems:
         changed: set[str] = set()
         for problem in batch:
             uri = path_to_uri(os.path.join(self._folder, problem.path))
+            if not self._fresh(uri):
+                continue  # edited since the run began: the run that saw the edit speaks
             entry = located_entry(
                 problem, uri, self._folder, self._line_text, self._related, self._encoding
             )

@@ -83,6 +83,7 @@ class Folder:
         # lets it spawn (nothing to report yet: it may be declined at once), "waiting" while
         # the approval question is open, "running" once it spawns.
         self.stage: Stage = "gate"
+        self.began = 0.0  # time.time() when the current or last run began (saw the files)
         self.editor: ParsedSettings | None = None  # the editor's settings, once known
         self.ready = asyncio.Event()  # set while `editor` is current
         self._on_config = on_config

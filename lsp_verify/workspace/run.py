@@ -43,6 +43,7 @@ async def job(state: State, request: RunRequest) -> Record:
             request.folder, request.trigger, "cancelled", "workspace folder was removed"
         )
     echo = folder.guard.take()
+    folder.began = time.time()
     try:
         await unless_cancelled(folder.ready.wait(), request.cancel)
     except RunCancelled:
@@ -96,11 +97,14 @@ async def _execute(
     progress = state.ui.begin_progress(command, request.cancel)
     outcome = "cancelled"
     span = folder.guard.begin(echo)
+    # Saves folded into this run while it waited for an answer are seen by its process.
+    began = folder.began = time.time()
     live = LiveProblems(
         folder.path,
         state.diagnostics,
         state.line_text,
         on_batch=lambda: refresh_pulls(state),
+        fresh=lambda uri: state.diagnostics.saw(uri, began),
         related=state.options.related,
         encoding=state.options.encoding,
     )
@@ -206,9 +210,11 @@ def on_record(state: State, folder: Folder, record: Record) -> None:
             record, summary, state.line_text, state.options.related, state.options.encoding
         )
         _replace_verify_layer(state, folder, entries)
-    elif is_cannot_ask(record):
+    elif is_cannot_ask(record) and not state.options.agent_hooks:
+        # An agent's hooks say it once, in the model's view (see cli/hook.py).
         _replace_verify_layer(state, folder, approval_entries(record, folder.summary_uri(record)))
     # cancelled, skipped, no-plan and other declined runs speak only through the record.
+    state.run_ended(folder, record, is_cannot_ask(record))
     refresh_pulls(state)
     state.log(log_line(record), "warning" if record.failed else "info")
 
@@ -225,7 +231,7 @@ def publish(state: State, uri: str) -> None:
 
 
 def _replace_verify_layer(state: State, folder: Folder, entries: dict[str, list[Any]]) -> None:
-    state.diagnostics.replace_verify(entries, state.holds(folder))
+    state.diagnostics.replace_verify(entries, state.holds(folder), folder.began)
 
 
 def _saved_path(request: RunRequest) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -25,7 +26,9 @@ from lsp_verify.workspace.folder import Folder
 from lsp_verify.workspace.ui import UI
 
 if TYPE_CHECKING:
+    from lsp_verify.record import Record
     from lsp_verify.trust import TrustStore
+    from lsp_verify.workspace.run_file import RunFile
 
 log = logging.getLogger("lsp_verify")
 
@@ -44,6 +47,7 @@ class State:
         self._shown = 0  # problems shown as pop-ups so far
         self._trust: TrustStore | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._run_files: dict[str, RunFile] = {}  # by folder path, for agentHooks
 
     @property
     def trust(self) -> TrustStore:
@@ -90,6 +94,34 @@ class State:
             )
 
         self.diagnostics.replace_verify({}, was_its)
+
+    def edit_saved(self, folder: Folder, uri: str) -> None:
+        """An edit of `uri` on disk triggered a run of `folder`."""
+        self.diagnostics.saved(uri)
+        if self.options.agent_hooks:
+            self._write(self._run_file(folder).saved(time.time()))
+
+    def edit_passed_over(self, folder: Folder) -> None:
+        """A save in `folder` that its settings do not run for."""
+        if self.options.agent_hooks:
+            self._write(self._run_file(folder).ignored(time.time()))
+
+    def run_ended(self, folder: Folder, record: Record, needs_approval: bool) -> None:
+        if self.options.agent_hooks:
+            run_file = self._run_file(folder)
+            self._write(run_file.finished(record, folder.began, needs_approval))
+
+    def _run_file(self, folder: Folder) -> RunFile:
+        from lsp_verify.workspace.run_file import RunFile
+
+        run_file = self._run_files.get(folder.path)
+        if run_file is None:
+            run_file = self._run_files[folder.path] = RunFile(folder.path)
+        return run_file
+
+    def _write(self, error: str | None) -> None:
+        if error is not None:
+            self.log(error, "warning")
 
     def folder_of(self, path: str) -> Folder | None:
         """The innermost workspace folder holding `path`."""

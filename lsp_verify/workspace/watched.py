@@ -137,6 +137,8 @@ def _trigger(state: State, batch: _Batch) -> None:
         triggers.when_ready(state, folder, when_ready)
     elif batch.triggers:
         folder.guard.note(batch.echo)
+        if batch.document is not None:
+            state.edit_saved(folder, batch.document)
         folder.verifier.trigger("save", batch.document)
 
 

@@ -247,8 +247,8 @@ name=${STUB_NAME:-$(basename "$0")}
 line="$name $*"
 if [ "$name" = python ] && [ "$1 $2" = "-m pytest" ]; then
     line="$line (fuzz ${LSP_VERIFY_FUZZ_SECONDS:-} node ${LSP_VERIFY_NODE_TOOLS:-}"
-    line="$line opencode ${LSP_VERIFY_OPENCODE:-} PATH ${PATH%%:*}"
-    line="$line no-skips ${LSP_VERIFY_NO_SKIPS:-})"
+    line="$line opencode ${LSP_VERIFY_OPENCODE:-} claude ${LSP_VERIFY_CLAUDE_CODE:-}"
+    line="$line PATH ${PATH%%:*} no-skips ${LSP_VERIFY_NO_SKIPS:-})"
 fi
 echo "$line" >> "$LOG"
 case "$name $1 $2" in
@@ -271,6 +271,7 @@ CALLED = [
     ".ci/vscode.sh",
     "tests/tools/install-node-tools.sh",
     "tests/tools/install-opencode.sh",
+    "tests/tools/install-claude-code.sh",
 ]
 
 ORDER = ["lint", "types", "imports", "unit", "e2e", "bench", "vscode"]
@@ -350,7 +351,7 @@ def test_one_stage_runs_alone_on_its_environment(tmp_path: Path) -> None:
     assert stages_done(out) == ["unit"]
     assert ran == [
         *SETUP,
-        "python -m pytest -m unit (fuzz  node  opencode  PATH T/venv/bin no-skips )",
+        "python -m pytest -m unit (fuzz  node  opencode  claude  PATH T/venv/bin no-skips )",
     ]
 
 
@@ -375,14 +376,15 @@ def test_every_stage_runs_in_order_when_none_is_named(tmp_path: Path) -> None:
             for platform in ("linux", "darwin", "win32")
         ),
         "lint-imports --no-cache --no-logo",
-        "python -m pytest -m unit (fuzz  node  opencode  PATH T/venv/bin no-skips 1)",
+        "python -m pytest -m unit (fuzz  node  opencode  claude  PATH T/venv/bin no-skips 1)",
         # Only e2e installs the editors and tools, and sets what the tests find them by.
         "bash .ci/install-editors.sh ",
         "bash .ci/install-tools.sh ",
         "bash tests/tools/install-node-tools.sh T/cache/node-tools",
         "bash tests/tools/install-opencode.sh T/cache/opencode",
-        "python -m pytest -m not unit "
-        "(fuzz 120 node T/cache/node-tools opencode T/cache/opencode PATH T/venv/bin no-skips 1)",
+        "bash tests/tools/install-claude-code.sh T/cache/claude-code",
+        "python -m pytest -m not unit (fuzz 120 node T/cache/node-tools opencode T/cache/opencode "
+        "claude T/cache/claude-code PATH T/venv/bin no-skips 1)",
         "bash .ci/pygls-newest.sh T/venv T/cache/venv-pygls-newest",
         "python benchmarks/detect.py --files 1000 --calls 50",
         "python benchmarks/overhead.py --runs 20",
@@ -412,9 +414,9 @@ def test_stages_named_run_once_in_their_order_with_pytest_s_arguments(tmp_path: 
     assert stages_done(out) == ["unit", "e2e", "vscode"]
     assert [line for line in ran[len(SETUP) :] if "install" not in line] == [
         "python -m pytest -m unit -x tests/a.py "
-        "(fuzz 5 node  opencode  PATH T/venv/bin no-skips 1)",
-        "python -m pytest -m not unit -x tests/a.py "
-        "(fuzz 5 node T/cache/node-tools opencode T/cache/opencode PATH T/venv/bin no-skips 1)",
+        "(fuzz 5 node  opencode  claude  PATH T/venv/bin no-skips 1)",
+        "python -m pytest -m not unit -x tests/a.py (fuzz 5 node T/cache/node-tools "
+        "opencode T/cache/opencode claude T/cache/claude-code PATH T/venv/bin no-skips 1)",
         "bash .ci/pygls-newest.sh T/venv T/cache/venv-pygls-newest -x tests/a.py",
         "bash .ci/vscode.sh ",
     ]

@@ -15,6 +15,7 @@ def isolate_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """XDG folders and HOME under `tmp_path`, so a fallback can never reach the real home; the
     state folder is returned."""
     state = tmp_path / "state"
+    monkeypatch.delenv("CLAUDECODE", raising=False)  # tests run inside Claude Code approve too
     monkeypatch.setenv("XDG_STATE_HOME", str(state))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

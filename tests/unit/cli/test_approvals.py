@@ -217,3 +217,18 @@ def test_cli_approve_with_the_real_planner_and_no_plan(
     assert status == 3
     assert "nothing to approve" in out
     assert not store_path(_isolated_home).exists()
+
+
+def test_cli_approve_is_refused_inside_claude_code_s_tools(
+    capsys: pytest.CaptureFixture[str],
+    workspace: Path,
+    fake_planner: dict[str, Plan],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # What a model's Bash tool call looks like: CLAUDECODE set, stdin not a terminal.
+    fake_planner[str(workspace)] = make(workspace)
+    monkeypatch.setenv("CLAUDECODE", "1")
+    status, out, err = run_cli(capsys, "approve", str(workspace))
+    assert (status, out) == (1, "")
+    assert "refused inside Claude Code's tools" in err and "terminal of their own" in err
+    assert TrustStore().decisions() == []

@@ -420,3 +420,12 @@ def test_failed_first_is_a_switch_a_repository_may_turn_off() -> None:
     assert effective_settings(None, project).failed_first is False
     editor = parse_settings({"failedFirst": True})
     assert effective_settings(editor, project).failed_first is True
+
+
+def test_agent_hooks_is_an_option_beside_the_settings_not_a_setting() -> None:
+    from lsp_verify.config.settings import parse_init_options
+
+    options = parse_init_options({"agentHooks": True, "command": "make"}, client_pulls=False)
+    assert options.agent_hooks is True and options.settings == {"command": "make"}
+    assert parse_init_options({"agentHooks": "yes"}, client_pulls=False).agent_hooks is False
+    assert parse_init_options(None, client_pulls=False).agent_hooks is False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -293,3 +294,41 @@ def test_each_family_says_what_its_columns_count(
 ) -> None:
     lines = [output, " --> r.rs:2:30", "", "done"] if rel == "r.rs" else [output, "done"]
     assert [p.unit for p in collect_in(tmp_path, {rel: "x\n"}, lines)] == [unit]
+
+
+def _summary() -> Entry:
+    zero = types.Position(line=0, character=0)
+    return Entry(types.Diagnostic(range=types.Range(start=zero, end=zero), message="verify failed"))
+
+
+def test_a_triggering_save_drops_the_old_verdict_without_a_publish() -> None:
+    from lsp_verify.results.diagnostics import Diagnostics
+
+    published: list[str] = []
+    store = Diagnostics(published.append)
+    mark = Entry(types.Diagnostic(range=SPAN, message="located"), anchor="line")
+    store.replace_verify({"file:///p/a.py": [mark, _summary()]}, lambda uri: True, began=1.0)
+    published.clear()
+    before = store.result_id("file:///p/a.py")
+    store.saved("file:///p/a.py")
+    assert published == []  # an editor keeps what it shows until the run ends
+    assert store.entries("file:///p/a.py", VERIFY) == [mark]
+    assert store.result_id("file:///p/a.py") != before  # a pull reads the new set
+
+
+def test_a_run_that_began_before_a_save_does_not_speak_for_that_document() -> None:
+    from lsp_verify.results.diagnostics import Diagnostics
+
+    published: list[str] = []
+    store = Diagnostics(published.append)
+    store.saved("file:///p/a.py")
+    began = time.time() - 1  # the run began before the save
+    store.replace_verify(
+        {"file:///p/a.py": [_summary()], "file:///p/b.py": [_summary()]},
+        lambda uri: True,
+        began=began,
+    )
+    assert published == ["file:///p/b.py"]
+    assert store.entries("file:///p/a.py", VERIFY) == []
+    store.replace_verify({"file:///p/a.py": [_summary()]}, lambda uri: True, began=time.time())
+    assert "file:///p/a.py" in published[1:]  # the run that saw it does

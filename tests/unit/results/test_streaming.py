@@ -54,6 +54,27 @@ async def test_a_burst_of_problems_costs_a_few_publishes(project: Path) -> None:
     stream.close()
 
 
+async def test_a_document_edited_since_the_run_began_gets_nothing_streamed(
+    project: Path,
+) -> None:
+    recorder = Recorder()
+    (project / "src" / "other.c").write_text("int d;\n")
+    edited = (project / "src" / "calc.c").as_uri()
+    stream = LiveProblems(
+        str(project),
+        recorder.store,
+        lambda uri, line: None,
+        interval=0.01,
+        fresh=lambda uri: uri != edited,
+    )
+    stream.add(problem(2))
+    stream.add(Problem(path="src/other.c", line=1, column=1, message="boom"))
+    await asyncio.sleep(0.05)
+    assert recorder.published == [(project / "src" / "other.c").as_uri()]
+    assert recorder.store.entries(edited, VERIFY) == []
+    stream.close()
+
+
 async def test_nothing_lands_after_close_and_withdraw_takes_it_back(project: Path) -> None:
     recorder = Recorder()
     uri = (project / "src" / "calc.c").as_uri()

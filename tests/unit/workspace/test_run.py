@@ -120,3 +120,48 @@ async def test_a_passed_run_clears_its_document_and_says_so(tmp_path: Path) -> N
     assert ui.last_published(saved) == []
     levels = [level for level, _ in ui.logged[-2:]]
     assert levels == ["warning", "info"]  # the failure's log line warns, the pass informs
+
+
+async def test_with_agent_hooks_a_declined_run_is_in_the_run_file_not_on_the_document(
+    tmp_path: Path,
+) -> None:
+    from lsp_verify.config.settings import InitOptions
+    from lsp_verify.workspace import run_file
+
+    ui = FakeUI(can_ask=False)
+    state = State(ui, InitOptions(agent_hooks=True))
+    folder = await folder_with(state, tmp_path)
+    saved = (tmp_path / "a.c").as_uri()
+    state.edit_saved(folder, saved)
+    assert run_file.read(str(tmp_path))["saved"] > 0  # type: ignore[index]
+    record = await run.job(state, request(folder, saved))
+    run.on_record(state, folder, record)
+    assert ui.last_published(saved) is None  # the hook tells the model, once
+    last = run_file.read(str(tmp_path))["last"]  # type: ignore[index]
+    assert last["outcome"] == "declined" and last["needsApproval"] is True
+    assert last["command"] == "make test" and last["began"] >= folder.began > 0
+
+
+async def test_without_agent_hooks_no_run_file_is_written(tmp_path: Path) -> None:
+    from lsp_verify.workspace import run_file
+
+    state = State(FakeUI(can_ask=False))
+    folder = await folder_with(state, tmp_path)
+    state.edit_saved(folder, (tmp_path / "a.c").as_uri())
+    run.on_record(state, folder, await run.job(state, request(folder)))
+    assert run_file.read(str(tmp_path)) is None
+
+
+async def test_with_agent_hooks_a_save_the_globs_pass_over_is_in_the_run_file(
+    tmp_path: Path,
+) -> None:
+    from lsp_verify.config.settings import InitOptions
+    from lsp_verify.workspace import run_file, triggers
+
+    state = State(FakeUI(settings=[{"globs": ["*.c"]}]), InitOptions(agent_hooks=True))
+    folder = await folder_with(state, tmp_path)
+    (tmp_path / "notes.txt").write_text("x\n")
+    triggers.on_save(state, (tmp_path / "notes.txt").as_uri())
+    value = run_file.read(str(tmp_path))
+    assert value is not None and value["ignored"] > 0 and value["saved"] == 0
+    assert folder.verifier.state == "idle"
