@@ -134,7 +134,11 @@ def test_another_failure_is_not_waited_for(tmp_path: Path) -> None:
     ("script", "packages"),
     [
         ("install-editors.sh", "neovim emacs-nox elpa-eglot tmux"),
-        ("install-tools.sh", "golang-go shellcheck make gcc libc6-dev"),
+        (
+            "install-tools.sh",
+            "golang-go shellcheck make gcc libc6-dev "
+            "ruby rake ruby-minitest ruby-test-unit ruby-rspec bundler elixir",
+        ),
     ],
 )
 def test_each_install_script_names_its_packages(tmp_path: Path, script: str, packages: str) -> None:
@@ -269,6 +273,7 @@ CALLED = [
     ".ci/vscode.sh",
     "tests/tools/install-node-tools.sh",
     "tests/tools/install-opencode.sh",
+    "tests/tools/install-lang-tools.sh",
 ]
 
 ORDER = ["lint", "types", "imports", "unit", "e2e", "bench", "vscode"]
@@ -369,6 +374,7 @@ def test_every_stage_runs_in_order_when_none_is_named(tmp_path: Path) -> None:
         # Only e2e installs the editors and tools, and sets what the tests find them by.
         "bash .ci/install-editors.sh ",
         "bash .ci/install-tools.sh ",
+        "bash tests/tools/install-lang-tools.sh T/cache/lang-tools",
         "bash tests/tools/install-node-tools.sh T/cache/node-tools",
         "bash tests/tools/install-opencode.sh T/cache/opencode",
         "python -m pytest -m not unit "
