@@ -84,3 +84,14 @@ def lang_env(env: dict[str, str], scratch: Path) -> dict[str, str]:
         }
     )
     return env
+
+
+def without_install_folder(text: str) -> str:
+    """`text` less the toolchains' install folder (a zig stack trace names Zig's own library
+    there, which is no path of a run's)."""
+    folder = os.environ.get(VARIABLE)
+    if not folder:
+        return text
+    for form in {os.path.realpath(folder), os.path.abspath(folder)}:
+        text = text.replace(form, "<lang-tools>")
+    return text
