@@ -438,3 +438,61 @@ def test_pytest_collecting_nothing_or_failing_fails_the_stage(
     assert ("pytest collected no tests: failing" in out) == (pytest_status == 5)
     assert f"== {stage} failed after" in out
     assert "pytest" in ran[-1]  # neither the newest pygls nor the benchmarks ran
+
+
+# -- tests/tools/install-lang-tools.sh, with npm and python3 stubbed -------------------------
+
+LANG_STUBS = {
+    # npm records where it ran and what it installed, then puts deno where npm would.
+    "npm": 'echo "npm $* (in $PWD)" >> "$LOG"\n'
+    "mkdir -p node_modules/.bin && printf '#!/bin/sh\\n' > node_modules/.bin/deno\n"
+    "chmod +x node_modules/.bin/deno",
+    "python3": 'echo "python3 $*" >> "$LOG"; exit 1',
+}
+
+
+def lang_install(tmp_path: Path, folder: Path) -> tuple[int, list[str]]:
+    stubs = tmp_path / "stubs"
+    stubs.mkdir(exist_ok=True)
+    for name, body in LANG_STUBS.items():
+        (stubs / name).write_text(f"#!/usr/bin/env bash\n{body}\n")
+        (stubs / name).chmod(0o755)
+    log = tmp_path / "lang.log"
+    done = subprocess.run(
+        ["bash", str(REPO / "tests" / "tools" / "install-lang-tools.sh"), str(folder)],
+        env=dict(os.environ, PATH=f"{stubs}{os.pathsep}{os.environ['PATH']}", LOG=str(log)),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    )
+    ran = log.read_text().splitlines() if log.exists() else []
+    return done.returncode, [line.replace(str(tmp_path), "T") for line in ran]
+
+
+def installed(folder: Path, *tools: str) -> None:
+    (folder / "bin").mkdir(parents=True, exist_ok=True)
+    for tool in tools:
+        (folder / "bin" / tool).write_text("#!/bin/sh\n")
+        (folder / "bin" / tool).chmod(0o755)
+
+
+def test_the_toolchains_once_installed_cost_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "lang"
+    installed(folder, "deno", "zig", "just")
+    (folder / "zig-cache").mkdir()
+    (folder / "zig-cache" / "warm-0.17.0").write_text("")
+    assert lang_install(tmp_path, folder) == (0, [])
+
+
+def test_deno_is_installed_from_inside_its_own_folder(tmp_path: Path) -> None:
+    """npm's --prefix would move its configuration (and the CA file the registry needs)."""
+    folder = tmp_path / "lang"
+    installed(folder, "zig", "just")
+    (folder / "zig-cache").mkdir()
+    (folder / "zig-cache" / "warm-0.17.0").write_text("")
+    assert lang_install(tmp_path, folder) == (
+        0,
+        ["npm install --no-audit --no-fund deno@2.9.6 (in T/lang/deno)"],
+    )
+    assert os.access(folder / "bin" / "deno", os.X_OK)  # the link resolves
