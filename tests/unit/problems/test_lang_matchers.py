@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.problems import problems_of, where
 
 MIX_EXS = 'defmodule C.MixProject do\n  def project, do: [app: :calc, version: "0.1.0"]\nend\n'
@@ -128,3 +130,80 @@ def test_minitest_relative_failure_location(tmp_path: Path) -> None:
     problems = problems_of(tmp_path, ["test/test_calc.rb"], lines)
     assert where(problems) == [("test/test_calc.rb", 6, 1)]
     assert problems[0].code == "CalcTest#test_adds"
+
+
+# What `zig build test` 0.17 printed with two builds at once: the first test's output cut in
+# two, the second test's header between the pieces (once after `return expectE`, once in the
+# middle of a frame line).
+ZIG_PIECES = [
+    """\
+error: 'calc.test.adds' failed:
+       expected 4, found 3
+       /opt/zig/lib/std/testing.zig:93:17: 0x124eba4 in expectEqualInner__func_958 (std.zig)
+                       return error.TestExpectedEqual;
+                       ^
+       /opt/zig/lib/std/testing.zig:57:5: 0x124ec2b in expectEqual (calc.zig)
+           return expectE
+error: 'calc.test.calls project code' failed:
+       qualInner(T, expected, actual);
+           ^
+""",
+    """\
+error: 'calc.test.adds' failed:
+       expected 4, found 3
+       /opt/zig/lib/std/testing.zig:93:17: 0x12
+error: 'calc.test.calls project code' failed:
+       4eba4 in expectEqualInner__func_958 (std.zig)
+                       return error.TestExpectedEqual;
+                       ^
+""",
+]
+ZIG_REST = """\
+       {root}/src/calc.zig:12:5: 0x124ec72 in test.adds (calc.zig)
+           try std.testing.expectEqual(@as(i32, 4), add(1, 2));
+           ^
+       {root}/src/calc.zig:8:16: 0x124e968 in check (calc.zig)
+           if (n > 1) return error.BadValue;
+                      ^
+       {root}/src/calc.zig:20:5: 0x124e9dc in test.calls project code (calc.zig)
+           try check(5);
+           ^
+failed command: ./.zig-cache/o/d69e/test --cache-dir=./.zig-cache --seed=0x18a12e56 --listen=-
+"""
+
+
+@pytest.mark.parametrize("pieces", ZIG_PIECES, ids=["after a source line", "inside a frame"])
+def test_zig_output_printed_in_pieces(tmp_path: Path, pieces: str) -> None:
+    """Each frame goes to the test its chain ends at, whatever header was printed last."""
+    text = pieces + ZIG_REST.format(root=tmp_path.resolve())
+    problems = problems_of(tmp_path, ["src/calc.zig"], text.splitlines())
+    assert [(p.path, p.line, p.message) for p in problems] == [
+        ("src/calc.zig", 12, "calc.test.adds: expected 4, found 3"),
+        ("src/calc.zig", 20, "calc.test.calls project code: failed"),
+    ]
+    assert problems[0].related == ()
+    assert [(r.path, r.line) for r in problems[1].related] == [("src/calc.zig", 8)]
+
+
+def test_zig_stack_end_printed_before_its_header(tmp_path: Path) -> None:
+    """Seen under load: the end of the test's own stack trace at column 0, unindented, before
+    the build runner's report of it."""
+    root = tmp_path.resolve()
+    lines = [
+        "test",
+        "+- run test 1 pass, 1 fail (2 total)",
+        "^",
+        f"{root}/src/calc.zig:17:5: 0x124e9dc in test.calls project code (calc.zig)",
+        "    try check(5);",
+        "    ^",
+        "error: 'calc.test.calls project code' failed:",
+        f"       {root}/src/calc.zig:8:16: 0x124e968 in check (calc.zig)",
+        "           if (n > 1) return error.BadValue;",
+        "                      ",
+        "failed command: ./.zig-cache/o/6ddade9bd9/test --listen=-",
+    ]
+    problems = problems_of(tmp_path, ["src/calc.zig"], lines)
+    assert [(p.path, p.line, p.message) for p in problems] == [
+        ("src/calc.zig", 17, "calc.test.calls project code: failed")
+    ]
+    assert [(r.path, r.line) for r in problems[0].related] == [("src/calc.zig", 8)]
