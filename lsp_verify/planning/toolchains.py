@@ -58,7 +58,7 @@ def _exists_rule(root: Root, name: str, command: str, tool: str) -> RuleResult:
         return f"no {name}"
     if found.data is None:
         return f"{name} {found.problem}"
-    return Match(name, command, f"{name} exists (a {tool} project)")
+    return Match(name, command, f"{name} exists (a {tool})")
 
 
 def rule_go(root: Root) -> RuleResult:
@@ -66,7 +66,7 @@ def rule_go(root: Root) -> RuleResult:
 
 
 def rule_mix(root: Root) -> RuleResult:
-    return _exists_rule(root, "mix.exs", "mix test", "Mix")
+    return _exists_rule(root, "mix.exs", "mix test", "Mix project")
 
 
 def rule_deno(root: Root) -> RuleResult:
