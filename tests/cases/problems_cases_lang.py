@@ -3,8 +3,8 @@ minitest (rake test), test-unit, RSpec and zig build test, each recorded from th
 (tests/support/lang_tools.py says where they are). Each project has a failing test, a test
 whose failure was raised in project code (located at the test, the raising line related), a
 passing test, and what must never be a location: Deno's own and remote frames, Elixir's own
-files under a relative path the project also has (`lib/enum.ex`), the gems' and Zig's own
-library files."""
+and a dependency's files under a relative path the project also has (`lib/enum.ex`,
+`lib/helper.ex`), the gems' and Zig's own library files."""
 
 from __future__ import annotations
 
@@ -80,6 +80,36 @@ defmodule CalcTest do
 
   test "through Enum" do
     Enum.map([1, 2], fn x -> Calc.boom(x) end)
+  end
+end
+""",
+}
+
+# A path dependency in deps/: its frames, `(helper 0.1.0) lib/helper.ex:3`, are relative to
+# deps/helper, not to the project, which has a lib/helper.ex of its own.
+MIX_DEPS = {
+    "mix.exs": "defmodule Calc.MixProject do\n  use Mix.Project\n\n"
+    '  def project, do: [app: :calc, version: "0.1.0", deps: [{:helper, path: "deps/helper"}]]\n'
+    "end\n",
+    "deps/helper/mix.exs": "defmodule Helper.MixProject do\n  use Mix.Project\n\n"
+    '  def project, do: [app: :helper, version: "0.1.0", deps: []]\nend\n',
+    "deps/helper/lib/helper.ex": """\
+defmodule Helper do
+  def check!(n) do
+    if n > 1, do: raise(ArgumentError, "helper refused #{n}")
+    n
+  end
+end
+""",
+    "lib/calc.ex": "defmodule Calc do\n  def run(n), do: Helper.check!(n)\nend\n",
+    "lib/helper.ex": "defmodule Calc.Helper do\n  def id(n), do: n\nend\n",
+    "test/test_helper.exs": "ExUnit.start(seed: 0)\n",
+    "test/calc_test.exs": """\
+defmodule CalcTest do
+  use ExUnit.Case
+
+  test "through a dependency" do
+    Calc.run(5)
   end
 end
 """,
@@ -209,6 +239,7 @@ test "calls project code" {
 PROJECTS: dict[str, dict[str, str]] = {
     "deno": DENO,
     "mix": MIX,
+    "mix-deps": MIX_DEPS,
     "minitest": MINITEST,
     "test-unit": TEST_UNIT,
     "rspec": RSPEC,
@@ -289,6 +320,22 @@ ZIG_TEST = (
 CASES: tuple[Case, ...] = (
     Case("deno", "deno_test", "deno", "deno test", "deno", DENO_TEST),
     Case("exunit", "mix_test", "mix", "mix test", "mix", EXUNIT),
+    Case(
+        "exunit",
+        "mix_test_deps",
+        "mix-deps",
+        "mix test",
+        "mix",
+        (
+            Expect(
+                ET,
+                5,
+                1,
+                "CalcTest: test through a dependency: ** (ArgumentError) helper refused 5",
+                "CalcTest: test through a dependency",
+            ),
+        ),
+    ),
     Case("ruby", "minitest", "minitest", "rake test", "rake", _ruby("Expected: 4\n  Actual: 3")),
     Case(
         "ruby",
