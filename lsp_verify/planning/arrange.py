@@ -88,12 +88,10 @@ def arrange(
         return Arrangement(command, OFF, "no quick phase: failedFirst is false")
     if plan.runner == "npm":
         return Arrangement(command, NPM, "no quick phase: only for pytest runs")
-    if plan.runner in NO_FAILED_FIRST:
-        why = f"failed first: not added: {NO_FAILED_FIRST[plan.runner]}"
-        return Arrangement(command, why, "no quick phase: only for pytest runs")
     call = parse_call(command)
     if call is None:
-        why = "failed first: not added: not a pytest command; it runs as it is"
+        not_pytest = "not a pytest command; it runs as it is"
+        why = f"failed first: not added: {NO_FAILED_FIRST.get(plan.runner or '', not_pytest)}"
         return Arrangement(command, why, "no quick phase: only for pytest runs")
     config = locate(plan.folder)
     if config.problem is not None:
