@@ -5,8 +5,10 @@
 Every case of every tests/cases/problems_cases*.py module (see tests/cases/corpus.py) has a
 recorded output in tests/cases/outputs and the problems it must give. Each recorded output is fed
 to the matchers, in a folder that holds the case's project, as the server would; an expected
-problem counts as located when a problem comes out at its file and line. Prints, per family
-and in total, located/expected and the share, and the expected problems that were missed.
+problem counts as located when a problem comes out at its file and line; a problem that
+comes out where none is expected is a false location. Prints, per family and in total,
+located/expected, the share and the false locations, and the expected problems that were
+missed.
 Exit status 0 either way: the figures are information
 (tests/unit/problems/test_recorded_outputs.py is what asserts the corpus).
 """
@@ -24,8 +26,9 @@ from tests.cases.corpus import all_cases, fixture_lines
 from tests.cases.problems_cases import Case, collect, write_project
 
 
-def located(case: Case, base: Path) -> tuple[int, list[str]]:
-    """How many of the case's expected problems come out at their file and line."""
+def located(case: Case, base: Path) -> tuple[int, int, list[str]]:
+    """How many of the case's expected problems come out at their file and line, and how many
+    problems come out where none is expected."""
     root = base / case.id.replace("/", "-") / "project"
     write_project(root, case.project)
     problems = collect(root, fixture_lines(case, root))
@@ -38,25 +41,30 @@ def located(case: Case, base: Path) -> tuple[int, list[str]]:
             hits += 1
         else:
             missed.append(f"{case.id}: {want.file}:{want.line} {want.message.splitlines()[0]}")
-    return hits, missed
+    return hits, len(where), missed
 
 
 def main() -> int:
-    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     missed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="lsp-verify-located-") as tmp:
         for case in all_cases():
-            hits, lost = located(case, Path(tmp))
+            hits, false, lost = located(case, Path(tmp))
             totals[case.family][0] += hits
             totals[case.family][1] += len(case.expected)
+            totals[case.family][2] += false
             missed += lost
     width = max(len(family) for family in totals)
     for family in sorted(totals):
-        hits, expected = totals[family]
-        print(f"{family:<{width}}  {hits:>3}/{expected:<3}  {100 * hits / expected:5.1f}%")
-    hits = sum(pair[0] for pair in totals.values())
-    expected = sum(pair[1] for pair in totals.values())
-    print(f"{'total':<{width}}  {hits:>3}/{expected:<3}  {100 * hits / expected:5.1f}%")
+        hits, expected, false = totals[family]
+        share = 100 * hits / expected
+        print(f"{family:<{width}}  {hits:>3}/{expected:<3}  {share:5.1f}%  {false} false")
+    hits = sum(row[0] for row in totals.values())
+    expected = sum(row[1] for row in totals.values())
+    false = sum(row[2] for row in totals.values())
+    print(
+        f"{'total':<{width}}  {hits:>3}/{expected:<3}  {100 * hits / expected:5.1f}%  {false} false"
+    )
     for line in missed:
         print(f"missed {line}")
     return 0

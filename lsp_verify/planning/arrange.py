@@ -6,7 +6,8 @@ test file first. Neither changes the verdict, which is always the full command's
   cache provider off (`-p no:cacheprovider`) or already chose an order (`--ff`, `--lf`,
   `--nf`, `--sw`), in its addopts, PYTEST_ADDOPTS or the command, or names its own
   configuration (`-c`, `--rootdir`). jest and vitest already run the files that failed last
-  time first; npm, tox, cargo and make run as they are.
+  time first; npm, tox, cargo and make run as they are, and so do the runners of
+  `toolchains.py`, each with the reason it cannot (`NO_FAILED_FIRST`).
 - The saved test file first: when the saved file is one the pytest run would collect
   (`testpaths`, `python_files`, `norecursedirs`), it runs alone first as a quick phase whose
   failures are shown at once; then the full command runs and decides. Only when the full
@@ -32,6 +33,7 @@ from lsp_verify.config.project_file import read_limited
 from lsp_verify.planning.plan import Plan
 from lsp_verify.planning.pytest_args import Call, Options, parse_call, read_options
 from lsp_verify.planning.pytest_config import PytestConfig, failed_last_time, locate
+from lsp_verify.planning.toolchains import NO_FAILED_FIRST
 
 __all__ = ["ADDED", "Arrangement", "Quick", "arrange", "arrangement_json"]
 
@@ -88,7 +90,8 @@ def arrange(
         return Arrangement(command, NPM, "no quick phase: only for pytest runs")
     call = parse_call(command)
     if call is None:
-        why = "failed first: not added: not a pytest command; it runs as it is"
+        not_pytest = "not a pytest command; it runs as it is"
+        why = f"failed first: not added: {NO_FAILED_FIRST.get(plan.runner or '', not_pytest)}"
         return Arrangement(command, why, "no quick phase: only for pytest runs")
     config = locate(plan.folder)
     if config.problem is not None:

@@ -1,4 +1,5 @@
-"""The detector: the five runner rules, in their fixed order, and the manifests they read.
+"""The detector: the seed's five runner rules, in their fixed order, and the manifests they read
+(rules 6 and after, for more toolchains, are in `toolchains.py`).
 
 Each rule looks at root-level files of one folder (plus the fixed paths `uv.lock` and
 `.venv/bin/pytest`) through a `Root`, which reads and parses each file at most once, and
@@ -30,12 +31,12 @@ from lsp_verify.config.project_file import (
 from lsp_verify.config.settings import show
 from lsp_verify.planning.ini import IniError, read_ini
 from lsp_verify.planning.makefile import rule_targets
+from lsp_verify.planning.manifests import jsonc
 
 tomllib = toml_module()
 log = logging.getLogger("lsp_verify")
 
 
-RUNNERS = ("pytest", "tox", "npm", "cargo", "make")
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
 NPM_PLACEHOLDER = 'echo "Error: no test specified" && exit 1'
 PYTEST_ARGS = "-x -q"
@@ -123,6 +124,11 @@ class Root:
         value, why = self._parse(name, "JSON", _json_loads)
         return value, why or ""
 
+    def jsonc(self, name: str) -> tuple[object, str]:
+        """JSON that may hold comments and trailing commas (deno.json, deno.jsonc)."""
+        value, why = self._parse(name, "JSON", _jsonc_loads)
+        return value, why or ""
+
     def is_file(self, relative: str) -> bool:
         try:
             return stat.S_ISREG(os.stat(self.path(relative)).st_mode)
@@ -180,12 +186,16 @@ def _json_loads(text: str) -> object:
     return json.loads(text[1:] if text.startswith("\ufeff") else text)
 
 
+def _jsonc_loads(text: str) -> object:
+    return _json_loads(jsonc(text))
+
+
 def _ini_sections(text: str) -> frozenset[str]:
     # strict: setuptools and tox reject duplicate sections and options, as pytest does.
     return frozenset(read_ini(text, strict=True).sections)
 
 
-# --- the five detector rules --------------------------------------------------------------
+# --- the seed's five detector rules --------------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 `make_plan` walks the sources in order: editor settings (the user's `command`, else a
 `workspaceCommand`, the repository's), `.lsp-verify.toml`, an executable
-`.gptme/verify-completion.sh`, then the five detector rules (`detect.py`). It reads only files
+`.gptme/verify-completion.sh`, then the detector's rules (the seed's five in `detect.py`, then
+those of `toolchains.py`). It reads only files
 at the folder root (plus a few fixed paths, all in PLAN_INPUTS), never lists a directory, and
 runs nothing.
 
@@ -26,7 +27,9 @@ from typing import TYPE_CHECKING
 
 from lsp_verify.config.project_file import ProjectFile, describe_os_error, load_project_file
 from lsp_verify.config.settings import PROJECT_FILE, ParsedSettings, effective_settings, show
-from lsp_verify.planning.detect import MAKEFILES, RULES, Match, Root
+from lsp_verify.planning.detect import MAKEFILES, Match, Root
+from lsp_verify.planning.toolchains import INPUTS as TOOLCHAIN_INPUTS
+from lsp_verify.planning.toolchains import RULES
 from lsp_verify.record import Outcome, Phase, Record, Trigger, now_iso
 
 if TYPE_CHECKING:
@@ -102,6 +105,7 @@ PLAN_INPUTS = (
     "uv.lock",
     ".venv/bin/pytest",
     "venv/bin/pytest",
+    *TOOLCHAIN_INPUTS,
 )
 
 

@@ -5,8 +5,9 @@ matchers, most specific first, and resolves what they report against the workspa
 
 Which matcher wins a line: the matchers are asked in a fixed order, pytest, jest/vitest,
 the Node runners and linters (mocha, node --test, TAP, ava, ESLint, Biome; `node.py`),
-rustc/cargo, tsc, then the families of `REST_FAMILIES` (unittest, doctest, pyright, go test,
-Python traceback, C assert, make), a bare Node stack, then the generic `path:line[:col]:`
+rustc/cargo, tsc, then the families of `REST_FAMILIES` (deno test, ExUnit, minitest,
+test-unit and RSpec, zig test, unittest, doctest, pyright, go test, Python traceback, C
+assert, make), a bare Node stack, then the generic `path:line[:col]:`
 matcher. A matcher that recognises a line as part of a block it is reading (a pytest
 failure section, a rustc diagnostic, a traceback) claims it, and the matchers after it never
 see that line. So pytest's `tests/test_a.py:8: AssertionError`, or the native traceback it
@@ -32,6 +33,8 @@ from typing import Callable
 
 from .base import LineSink, NullSink, Problem, Related
 from .cassert import AssertMatcher
+from .deno import DenoTestMatcher
+from .exunit import ExUnitMatcher
 from .gcc import GccMatcher
 from .gotest import GoTestMatcher
 from .jest import JestMatcher
@@ -44,11 +47,18 @@ from .pyright import PyrightMatcher
 from .pytest import PytestMatcher
 from .pytraceback import TracebackMatcher
 from .pyunittest import UnittestMatcher
+from .ruby import RubyTestMatcher
 from .rust import RustMatcher
 from .tsc import TscMatcher
+from .zig import ZigTestMatcher
 
-# Python, Go, C and make families, asked after tsc and before the generic matcher.
+# Deno, Elixir, Ruby, Zig, Python, Go, C and make families, asked after tsc and before the
+# generic matcher.
 REST_FAMILIES: tuple[type[Matcher], ...] = (
+    DenoTestMatcher,
+    ExUnitMatcher,
+    RubyTestMatcher,
+    ZigTestMatcher,
     UnittestMatcher,
     DoctestMatcher,
     PyrightMatcher,

@@ -185,6 +185,10 @@ MANIFESTS = [
     ("Cargo.toml", "[[bin]]\n" * 120_000, "0.35 s"),
     ("package.json", json.dumps({"scripts": {f"test{i}": "x" for i in range(40_000)}}), "-"),
     ("Makefile", "a:\n" * 340_000, "0.45 s"),
+    # The rules after the seed's five: the lines each reads one by one are bounded.
+    ("Rakefile", "task :a\n" * 120_000, "-"),
+    ("justfile", "test a b c d e f g h:\n" * 45_000, "-"),
+    ("deno.json", "/*" * 500_000, "-"),
 ]
 
 

@@ -55,6 +55,7 @@ ELSEWHERE = {
     "{TARGET}": "/nonexistent/target",
     "{NODE_TOOLS}": "/nonexistent/node-tools",
     "{NODE_TOOLS_REL}": "../../nonexistent/node-tools",
+    "{LANG_TOOLS}": "/nonexistent/lang-tools",
 }
 
 

@@ -873,7 +873,9 @@ def tool_env(base: Path) -> dict[str, str]:
         }
     )
     (base / "tmp").mkdir(parents=True, exist_ok=True)
-    return env
+    from tests.support.lang_tools import lang_env  # deno, zig, just: PATH and caches
+
+    return lang_env(env, base)
 
 
 def run_case(case: Case, base: Path, timeout: float = 300) -> tuple[Path, str]:
@@ -922,7 +924,9 @@ def tool_missing(tool: str) -> str | None:
         if not (bin_dir / name).exists():
             return f"{bin_dir / name} does not exist (install-node-tools.sh installs tsc, vitest)"
         return None
-    if shutil.which(tool) is None:
+    from tests.support.lang_tools import search_path
+
+    if shutil.which(tool, path=search_path()) is None:
         return f"{tool} is not on PATH"
     if tool == "cargo":
         try:

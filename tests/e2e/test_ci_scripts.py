@@ -135,7 +135,11 @@ def test_another_failure_is_not_waited_for(tmp_path: Path) -> None:
     ("script", "packages"),
     [
         ("install-editors.sh", "neovim emacs-nox elpa-eglot tmux"),
-        ("install-tools.sh", "golang-go shellcheck make gcc libc6-dev"),
+        (
+            "install-tools.sh",
+            "golang-go shellcheck make gcc libc6-dev "
+            "ruby rake ruby-minitest ruby-test-unit ruby-rspec bundler elixir",
+        ),
     ],
 )
 def test_each_install_script_names_its_packages(tmp_path: Path, script: str, packages: str) -> None:
@@ -272,6 +276,7 @@ CALLED = [
     "tests/tools/install-node-tools.sh",
     "tests/tools/install-opencode.sh",
     "tests/tools/install-claude-code.sh",
+    "tests/tools/install-lang-tools.sh",
 ]
 
 ORDER = ["lint", "types", "imports", "unit", "e2e", "bench", "vscode"]
@@ -380,6 +385,7 @@ def test_every_stage_runs_in_order_when_none_is_named(tmp_path: Path) -> None:
         # Only e2e installs the editors and tools, and sets what the tests find them by.
         "bash .ci/install-editors.sh ",
         "bash .ci/install-tools.sh ",
+        "bash tests/tools/install-lang-tools.sh T/cache/lang-tools",
         "bash tests/tools/install-node-tools.sh T/cache/node-tools",
         "bash tests/tools/install-opencode.sh T/cache/opencode",
         "bash tests/tools/install-claude-code.sh T/cache/claude-code",
@@ -516,3 +522,61 @@ def test_under_ci_a_skipped_test_fails_the_run(tmp_path: Path, no_skips: str) ->
         assert "test_skipping.py::test_needs_a_tool: Skipped: no frobnicator on PATH" in done.stdout
     else:
         assert done.returncode == 0, done.stdout
+
+
+# -- tests/tools/install-lang-tools.sh, with npm and python3 stubbed -------------------------
+
+LANG_STUBS = {
+    # npm records where it ran and what it installed, then puts deno where npm would.
+    "npm": 'echo "npm $* (in $PWD)" >> "$LOG"\n'
+    "mkdir -p node_modules/.bin && printf '#!/bin/sh\\n' > node_modules/.bin/deno\n"
+    "chmod +x node_modules/.bin/deno",
+    "python3": 'echo "python3 $*" >> "$LOG"; exit 1',
+}
+
+
+def lang_install(tmp_path: Path, folder: Path) -> tuple[int, list[str]]:
+    stubs = tmp_path / "stubs"
+    stubs.mkdir(exist_ok=True)
+    for name, body in LANG_STUBS.items():
+        (stubs / name).write_text(f"#!/usr/bin/env bash\n{body}\n")
+        (stubs / name).chmod(0o755)
+    log = tmp_path / "lang.log"
+    done = subprocess.run(
+        ["bash", str(REPO / "tests" / "tools" / "install-lang-tools.sh"), str(folder)],
+        env=dict(os.environ, PATH=f"{stubs}{os.pathsep}{os.environ['PATH']}", LOG=str(log)),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    )
+    ran = log.read_text().splitlines() if log.exists() else []
+    return done.returncode, [line.replace(str(tmp_path), "T") for line in ran]
+
+
+def installed(folder: Path, *tools: str) -> None:
+    (folder / "bin").mkdir(parents=True, exist_ok=True)
+    for tool in tools:
+        (folder / "bin" / tool).write_text("#!/bin/sh\n")
+        (folder / "bin" / tool).chmod(0o755)
+
+
+def test_the_toolchains_once_installed_cost_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "lang"
+    installed(folder, "deno", "zig", "just")
+    (folder / "zig-cache").mkdir()
+    (folder / "zig-cache" / "warm-0.17.0").write_text("")
+    assert lang_install(tmp_path, folder) == (0, [])
+
+
+def test_deno_is_installed_from_inside_its_own_folder(tmp_path: Path) -> None:
+    """npm's --prefix would move its configuration (and the CA file the registry needs)."""
+    folder = tmp_path / "lang"
+    installed(folder, "zig", "just")
+    (folder / "zig-cache").mkdir()
+    (folder / "zig-cache" / "warm-0.17.0").write_text("")
+    assert lang_install(tmp_path, folder) == (
+        0,
+        ["npm install --no-audit --no-fund deno@2.9.6 (in T/lang/deno)"],
+    )
+    assert os.access(folder / "bin" / "deno", os.X_OK)  # the link resolves

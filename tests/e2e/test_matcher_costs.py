@@ -16,6 +16,8 @@ from lsp_verify.problems import (
     PytestMatcher,
     TracebackMatcher,
 )
+from lsp_verify.problems.deno import DenoTestMatcher
+from lsp_verify.problems.exunit import ExUnitMatcher
 from lsp_verify.problems.matcher import MAX_LINE
 from lsp_verify.problems.node import (
     AvaMatcher,
@@ -26,6 +28,8 @@ from lsp_verify.problems.node import (
     NodeTestMatcher,
     TapMatcher,
 )
+from lsp_verify.problems.ruby import RubyTestMatcher
+from lsp_verify.problems.zig import ZigTestMatcher
 from tests.support.problems import cost, linear_problems, state_size
 
 PATHOLOGICAL_PREFIXES = [
@@ -39,6 +43,10 @@ PATHOLOGICAL_PREFIXES = [
     "FAIL: t (",
     'File "',
     "  /a.py:1:1 - ",
+    "error: '",
+    "** (",
+    "  1) Failure:",
+    "    at file://",
 ]
 
 
@@ -59,6 +67,10 @@ MATCHERS = (
     NodeStackMatcher,
     EslintMatcher,
     BiomeMatcher,
+    DenoTestMatcher,
+    ExUnitMatcher,
+    RubyTestMatcher,
+    ZigTestMatcher,
 )
 
 
@@ -70,6 +82,10 @@ OPENINGS = {
     NodeStackMatcher: ["Error: x"],
     EslintMatcher: ["src/lint.js"],
     BiomeMatcher: ["src/lint.js:1:2 lint/x ━━"],
+    DenoTestMatcher: [" ERRORS ", "t => ./a.ts:1:1", "error: Error: x"],
+    ExUnitMatcher: ["  1) test t (M)", "     test/a_test.exs:1", "     ** (E) x"],
+    RubyTestMatcher: ["  1) Error:", "T#test_x:", "E: x"],
+    ZigTestMatcher: ["error: 'a.test.x' failed:", "       x"],
 }
 
 

@@ -8,6 +8,7 @@ The commands run concurrently, once per session, because together they take seve
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +20,8 @@ from tests.cases.corpus import all_cases
 from tests.cases.problems_cases import Case, clean, collect, mismatches, run_case, tool_missing
 
 CASES = all_cases()
+# The toolchains CI installs for the detector's rules 6 to 11: missing under CI is a failure.
+LANG_TOOLS = frozenset({"deno", "mix", "rake", "ruby", "rspec", "zig"})
 RUNNABLE = [case for case in CASES if tool_missing(case.tool) is None]
 
 
@@ -43,7 +46,27 @@ def test_real_output_gives_the_expected_problems(
 ) -> None:
     missing = tool_missing(case.tool)
     if missing is not None:
+        if case.tool in LANG_TOOLS and os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but {missing}: .ci/run installs it")
         pytest.skip(missing)
     root, output = outputs[case.id]
+    if case.family == "zig" and zig_scrambled(clean(output)):
+        # Seen in about one run in ten on a loaded machine; the matcher's handling of the
+        # pieces is tests/unit/problems/test_lang_matchers.py's.
+        pytest.skip("zig build printed its report in pieces out of order: nothing to compare")
     problems = collect(root, clean(output))
     assert mismatches(problems, case.expected) == [], output
+
+
+def zig_scrambled(lines: list[str]) -> bool:
+    """Whether `zig build test` printed its failures out of order: in order, each line from
+    the first failure's header to `failed command:` is a header or indented under one."""
+    inside = False
+    for line in lines:
+        if line.startswith("error: '"):
+            inside = True
+        elif line.startswith("failed command:"):
+            return not inside
+        elif (inside and not line.startswith("       ")) or (not inside and ".zig:" in line):
+            return True
+    return False

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.support import lang_tools, toolchain_projects
 from tests.support.files import write
 from tests.support.stdio import StdioClient, server_env
 from tests.support.wire import did_save, frame, show_last_run
@@ -220,6 +221,13 @@ LAYOUTS: dict[str, tuple[Layout, str | None]] = {
     "Makefile MAKEFILE_LIST": (make_list, "make"),
     "Makefile -C sub-make": (make_sub, "make"),
     "cargo workspace": (cargo_workspace, "cargo"),
+    # The detector's rules 6 to 11, with the real tools (tests/support/lang_tools.py).
+    "go packages below the root": (toolchain_projects.go_packages, "go"),
+    "deno import map": (toolchain_projects.deno_import_map, "deno"),
+    "mix test helper": (toolchain_projects.mix_project, "mix"),
+    "rake bundle exec": (toolchain_projects.rake_bundle, "bundle"),
+    "zig build module": (toolchain_projects.zig_module, "zig"),
+    "just default argument": (toolchain_projects.just_default_argument, "just"),
 }
 
 
@@ -242,7 +250,7 @@ def env_for(state: Path, folder: Path) -> dict[str, str]:
     env["CI"] = "true"  # pnpm asks nothing
     env["CARGO_TARGET_DIR"] = str(folder.parent / "target")  # built once for both states
     env.pop("INIT_CWD", None)
-    return env
+    return lang_tools.lang_env(env, folder.parent / "caches")
 
 
 # The test file of each pytest layout: saved, it runs alone first (the quick phase).
@@ -293,7 +301,9 @@ def test_the_verdict_is_the_bare_commands(
     tmp_path: Path, state: Path, layout: str, failing: bool
 ) -> None:
     make, tool = LAYOUTS[layout]
-    if tool is not None and find_tool(tool) is None:
+    if tool in lang_tools.TOOLS:
+        lang_tools.require(tool)
+    elif tool is not None and find_tool(tool) is None:
         pytest.skip(f"{tool} is not installed")
     folder = tmp_path / "ws" / "packages" / "a"
     folder.mkdir(parents=True)
@@ -322,6 +332,9 @@ def test_the_verdict_is_the_bare_commands(
         assert check.returncode == bare.returncode, said
         assert record["exitCode"] == bare.returncode, record
     assert record["outcome"] == ("failed" if failing else "passed")
+    if tool in lang_tools.TOOLS:
+        assert record["command"] == command, record  # the detector's command is the bare one
+        assert record["failedFirst"].startswith("failed first: not added: "), record
     if command.startswith("pytest"):
         # Failed first is on by default: the same verdict with --ff, after the bare run
         # left its failures in pytest's cache.
@@ -333,4 +346,5 @@ def test_the_verdict_is_the_bare_commands(
         assert saved["phases"][0]["phase"] == "quick", saved
         assert saved["exitCode"] == bare.returncode, saved
         assert saved["outcome"] == record["outcome"]
-    assert "/lsp-verify-" not in said + "\n".join(record["tail"])  # no temp path of ours
+    shown = lang_tools.without_install_folder(said + "\n".join(record["tail"]))
+    assert "/lsp-verify-" not in shown  # no temp path of ours

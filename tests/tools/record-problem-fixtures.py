@@ -22,7 +22,12 @@ from tests.cases.corpus import all_cases, case_modules
 from tests.cases.problems_cases import FIXTURES, Case, clean, expand, run_case
 
 # Tools whose `--version` does not say the version on its first line.
-VERSION_COMMANDS = {"go": "go version", "shellcheck": "shellcheck --version | sed -n 2p"}
+VERSION_COMMANDS = {
+    "go": "go version",
+    "shellcheck": "shellcheck --version | sed -n 2p",
+    "zig": "zig version",
+    "mix": "mix --version | tail -n 1",
+}
 
 
 def normalise(text: str, root: Path, base: Path) -> str:
@@ -34,6 +39,10 @@ def normalise(text: str, root: Path, base: Path) -> str:
         swaps.append(
             (os.path.relpath(os.path.realpath(tools), os.path.realpath(root)), "{NODE_TOOLS_REL}")
         )
+    lang = os.environ.get("LSP_VERIFY_LANG_TOOLS")
+    if lang:
+        swaps.append((os.path.realpath(lang), "{LANG_TOOLS}"))
+        swaps.append((os.path.abspath(lang), "{LANG_TOOLS}"))
     swaps += [
         (str(root.resolve()), "{ROOT}"),
         (str(root), "{ROOT}"),

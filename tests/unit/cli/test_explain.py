@@ -90,6 +90,12 @@ def test_explain_prints_the_plan(tmp_path: Path) -> None:
         "npm",
         "cargo",
         "make",
+        "go",
+        "deno",
+        "mix",
+        "rake",
+        "zig",
+        "just",
     ]
     assert all(set(r) == {"runner", "matched", "why"} and r["why"] for r in rules)
     assert [r["runner"] for r in rules if r["matched"]] == ["npm"]
@@ -170,6 +176,14 @@ MANIFEST_NAMES = [
     "makefile",
     "Makefile",
     "uv.lock",
+    "go.mod",
+    "deno.json",
+    "deno.jsonc",
+    "mix.exs",
+    "Rakefile",
+    "build.zig",
+    "justfile",
+    ".justfile",
 ]
 
 plausible = st.sampled_from(
@@ -185,6 +199,11 @@ plausible = st.sampled_from(
         b"test := 1\n",
         b"\xef\xbb\xbf[pytest]\n",
         b"[" * 2000,
+        b'{"tasks": {"test": "deno test"}, // c\n}',
+        b"task :test do\nend\n",
+        b"namespace :a do\n  task :test\nend\n",
+        b'b.step("test", "x");\n',
+        b"test *args:\n\techo\n",
     ]
 )
 contents = st.one_of(
@@ -205,7 +224,7 @@ def test_explain_returns_for_arbitrary_manifest_bytes(files: dict[str, bytes]) -
         assert status == 0
         assert set(document) == SPEC_KEYS | ARRANGED_KEYS | {"messages", "settings"}
         rules = document["rules"]
-        assert isinstance(rules, list) and len(rules) == 8
+        assert isinstance(rules, list) and len(rules) == 14
         matched = [r["runner"] for r in rules if r["matched"]]
         plan = make_plan(folder)
         if plan.command is None:
@@ -259,3 +278,45 @@ def test_explain_honours_the_project_files_switch(tmp_path: Path) -> None:
     assert document["runs"] == "pytest -x -q"
     assert document["failedFirst"] == "failed first: off (failedFirst is false)"
     assert document["messages"] == []
+
+
+# A folder of each kind the detector's rules 6 to 11 know: the rule that matched, the command
+# as it runs, and why failed first is not added (none of them can keep the same test set).
+KINDS = [
+    ({"go.mod": "module x\n"}, "go", "go test ./...", "go.mod exists", "go test has no option"),
+    ({"deno.json": "{}"}, "deno", "deno test", "deno.json exists", "deno test has no option"),
+    ({"mix.exs": "defmodule X do\nend\n"}, "mix", "mix test", "mix.exs exists", "--failed runs"),
+    (
+        {"Rakefile": "task :test\n"},
+        "rake",
+        "rake test",
+        "Rakefile defines the task test",
+        "minitest",
+    ),
+    ({"build.zig": 'b.step("test", "t");'}, "zig", "zig build test", 'step "test"', "zig build"),
+    ({"justfile": "test:\n\ttrue\n"}, "just", "just test", "recipe test", "the justfile's recipe"),
+]
+
+
+@pytest.mark.parametrize(
+    ("files", "runner", "command", "why", "failed_first"),
+    KINDS,
+    ids=[kind[1] for kind in KINDS],
+)
+def test_explain_names_the_rule_that_matched(
+    tmp_path: Path, files: dict[str, str], runner: str, command: str, why: str, failed_first: str
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    status, document = run_explain(str(tmp_path))
+    assert status == 0
+    assert (document["source"], document["runner"]) == ("detected", runner)
+    assert document["manifest"] == next(iter(files))
+    assert document["command"] == document["runs"] == command
+    rules = document["rules"]
+    assert isinstance(rules, list)
+    matched = [r for r in rules if r["matched"]]
+    assert [r["runner"] for r in matched] == [runner]
+    assert why in matched[0]["why"]
+    assert str(document["failedFirst"]).startswith("failed first: not added: ")
+    assert failed_first in str(document["failedFirst"])

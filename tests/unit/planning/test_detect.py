@@ -1,4 +1,5 @@
-"""The planner: sources in order, the five detector rules, bad manifests."""
+"""The planner: sources in order, the seed's five detector rules, bad manifests (the rules
+after them: test_detect_toolchains.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,22 @@ from lsp_verify.planning.plan import Plan, Rule, make_plan
 from tests.support import files
 from tests.support.files import write
 
-ORDER = ["settings", "project-file", "script", "pytest", "tox", "npm", "cargo", "make"]
+ORDER = [
+    "settings",
+    "project-file",
+    "script",
+    "pytest",
+    "tox",
+    "npm",
+    "cargo",
+    "make",
+    "go",
+    "deno",
+    "mix",
+    "rake",
+    "zig",
+    "just",
+]
 PYTEST_TABLE = '[tool.pytest.ini_options]\naddopts = "-ra"\n'
 NPM_TEST = '{"scripts": {"test": "vitest run"}}'
 NPM_PLACEHOLDER = '{"scripts": {"test": "echo \\"Error: no test specified\\" && exit 1"}}'

@@ -65,6 +65,24 @@ HOSTILE = [
     ("tox.ini", distinct("[s{}]\n")),
     ("pytest.ini", "[pytest]\n" + distinct("k{} = v\n")),
     ("setup.cfg", "[x]\n" + distinct("k{} = v\n", 400_000)),
+    ("Rakefile", fill("task :a\n")),
+    ("Rakefile", "task" + " " * (MIB - 8192) + "x\n"),
+    ("Rakefile", fill("namespace :a do\n")),
+    ("Rakefile", "namespace :a do\n" + fill(" end\n")),
+    ("Rakefile", fill("  namespace :a do\n end\n")),
+    ("Rakefile", fill("=begin\n")),
+    ("justfile", fill("test a b c d e f g h:\n")),
+    ("justfile", "test x=" + "(" * (MIB - 8192) + "\n"),
+    ("justfile", fill("test x=(\n")),
+    (".justfile", fill("alias test\n")),
+    ("build.zig", fill('b.step("x", "y");\n')),
+    ("build.zig", fill('// b.step("test", "x");\n')),
+    ("deno.json", fill("/*")),
+    ("deno.json", fill('"a')),
+    ("deno.json", "[" + fill("1,  ") + "]"),
+    ("deno.jsonc", "{" + distinct('"k{}": 1, // c\n') + "}"),
+    ("deno.json", nested("[", "]")),
+    ("deno.jsonc", "{" + distinct('"k{}": 1, // c\n', 250_000) + '"z": 0}'),  # just readable
 ]
 
 

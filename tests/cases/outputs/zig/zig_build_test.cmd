@@ -1,0 +1,4 @@
+# project: zig (tests/cases/problems_cases_lang.py), run in {ROOT} with sh -c
+# recorded on Linux x86_64, Python 3.11.7
+# tool: zig 0.17.0
+zig build test
