@@ -32,7 +32,14 @@ def outputs() -> Iterator[dict[str, tuple[Path, str]]]:
 
         def run(case: Case) -> tuple[str, tuple[Path, str]]:
             try:
-                return case.id, run_case(case, base / case.id.replace("/", "-"), timeout=240)
+                # zig build prints its report in pieces out of order now and then on a
+                # loaded machine (about one run in eight): run it again, up to four times.
+                for attempt in range(4):
+                    folder = base / f"{case.id.replace('/', '-')}-{attempt}"
+                    result = run_case(case, folder, timeout=240)
+                    if case.family != "zig" or not zig_scrambled(clean(result[1])):
+                        break
+                return case.id, result
             except Exception as error:  # reported by that case's test, not by all of them
                 return case.id, (base, f"<could not run {case.command!r}: {error!r}>")
 
@@ -51,9 +58,11 @@ def test_real_output_gives_the_expected_problems(
         pytest.skip(missing)
     root, output = outputs[case.id]
     if case.family == "zig" and zig_scrambled(clean(output)):
-        # Seen in about one run in ten on a loaded machine; the matcher's handling of the
-        # pieces is tests/unit/problems/test_lang_matchers.py's.
-        pytest.skip("zig build printed its report in pieces out of order: nothing to compare")
+        # Four runs in a row (the fixture's tries); the matcher's handling of the pieces is
+        # tests/unit/problems/test_lang_matchers.py's. Under CI a skip fails the run.
+        pytest.skip(
+            "zig build printed its report in pieces out of order 4 times: nothing to compare"
+        )
     problems = collect(root, clean(output))
     assert mismatches(problems, case.expected) == [], output
 

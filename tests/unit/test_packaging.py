@@ -147,7 +147,7 @@ def test_the_extension_loads_only_where_it_can_help() -> None:
     assert not {"*", "onStartupFinished"} & set(events)
     contains = {e.split(":", 1)[1] for e in events if e.startswith("workspaceContains:")}
     # What planning reads that is not a sign of a project on its own: a lock file or a venv.
-    planning = {p for p in PLAN_INPUTS if p != "uv.lock" and "/bin/" not in p}
+    planning = {p for p in PLAN_INPUTS if not p.endswith(".lock") and "/bin/" not in p}
     planning |= {name for name, _ in _CANDIDATES}
     assert contains == planning
     commands = {e.split(":", 1)[1] for e in events if e.startswith("onCommand:")}
