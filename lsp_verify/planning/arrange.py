@@ -27,13 +27,16 @@ import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from lsp_verify.config.project_file import read_limited
+from lsp_verify.planning import affected as affected_first
 from lsp_verify.planning.plan import Plan
 from lsp_verify.planning.pytest_args import Call, Options, parse_call, read_options
 from lsp_verify.planning.pytest_config import PytestConfig, failed_last_time, locate
+from lsp_verify.record import Affected
 
-__all__ = ["ADDED", "Arrangement", "Quick", "arrange", "arrangement_json"]
+__all__ = ["ADDED", "Arrangement", "Quick", "affected_note", "arrange", "arrangement_json"]
 
 ADDED = "--ff added: failed first"
 OFF = "failed first: off (failedFirst is false)"
@@ -53,11 +56,12 @@ _COLLECTION_HOOKS = (
 
 @dataclass(frozen=True)
 class Quick:
-    """The saved test file alone: its command, its path (relative to the folder), and
-    whether a failure in it ends the run (the full command stops at its first failure)."""
+    """The saved test file and the test files the changes affect: the command that runs
+    them, their paths (relative to the folder), and whether a failure in them ends the run
+    (the full command stops at its first failure)."""
 
     command: str
-    path: str
+    paths: tuple[str, ...]
     ends_run: bool
 
 
@@ -71,6 +75,7 @@ class Arrangement:
     failed_first: str
     quick_rule: str
     quick: Quick | None = None
+    affected: Affected | None = None
 
 
 def arrange(
@@ -78,9 +83,17 @@ def arrange(
     enabled: bool,
     saved: str | None = None,
     environ: Mapping[str, str] | None = None,
+    *,
+    affected: bool = False,
+    changed: tuple[str, ...] = (),
+    remember: bool = True,
 ) -> Arrangement:
     """How a run of `plan` goes; `saved` is the absolute path of the saved file, if any.
-    Reads pytest's configuration files; never raises on what they contain."""
+    `affected`: look for the test files that import what changed (`changed`: absolute paths
+    said to have changed, beside those whose modification time says so); `remember`: this
+    run is the one later changes are measured from. Reads pytest's configuration files and,
+    for `affected`, the folder's Python files (up to a second for 5 000 files never read
+    before: call it off the event loop); never raises on what they contain."""
     command = plan.command or ""
     if not enabled:
         return Arrangement(command, OFF, "no quick phase: failedFirst is false")
@@ -114,17 +127,26 @@ def arrange(
         failed_first = f"failed first: not added: {refusal}"
     rule = _quick_rule(plan.folder, config, combined)
     arrangement = Arrangement(command, failed_first, rule)
-    if saved is None or not rule.startswith("quick phase"):
+    if not rule.startswith("quick phase"):
         return arrangement
-    relative = _collected(plan.folder, config, saved)
-    if relative is None:
-        return arrangement
-    if refusal is None and failed_last_time(config, plan.folder, relative):
-        # --ff runs this file's failures first anyway: a quick phase would only cost a
+    paths: list[str] = []
+    if saved is not None:
+        relative = _collected(plan.folder, config, saved)
+        if relative is not None:
+            paths.append(relative)
+    found = None
+    if affected:
+        found = affected_first.select(plan.folder, config, changed, remember=remember)
+        paths.extend(p for p in found.selected if _collected(plan.folder, config, p))
+    if refusal is None:
+        # --ff runs these files' failures first anyway: a quick phase would only cost a
         # startup, and delay the cleared state when they are fixed.
-        return arrangement
-    quick = Quick(_with_path(call, command, relative), relative, combined.maxfail == 1)
-    return Arrangement(command, failed_first, rule, quick)
+        paths = [p for p in paths if not failed_last_time(config, plan.folder, p)]
+    paths = list(dict.fromkeys(paths))
+    quick = None
+    if paths:
+        quick = Quick(_with_paths(call, command, paths), tuple(paths), combined.maxfail == 1)
+    return Arrangement(command, failed_first, rule, quick, found)
 
 
 def _refusal(sources: tuple[tuple[str, str, Options], ...]) -> str | None:
@@ -162,8 +184,9 @@ def _quick_rule(folder: str, config: PytestConfig, options: Options) -> str:
 
 
 def _collected(folder: str, config: PytestConfig, saved: str) -> str | None:
-    """`saved` relative to the folder, when a run of the full command collects it."""
-    path = os.path.abspath(saved)
+    """`saved` (absolute, or relative to the folder) relative to the folder, when a run of
+    the full command collects it."""
+    path = os.path.abspath(os.path.join(folder, saved))
     try:
         relative = os.path.relpath(path, folder)
     except ValueError:  # another drive, a NUL byte
@@ -209,21 +232,37 @@ def _hooks_collection(conftest: str) -> bool:
     return any(hook.encode() in text for hook in _COLLECTION_HOOKS)
 
 
-def _with_path(call: Call, command: str, relative: str) -> str:
-    """`command` with the file right after the program, where no option can take it as its
-    value."""
+def _with_paths(call: Call, command: str, paths: list[str]) -> str:
+    """`command` with the files right after the program, where no option can take one as
+    its value."""
     head = command[: call.program_end].rstrip()
     rest = command[call.program_end :].lstrip()
-    return f"{head} {shlex.quote(relative)} {rest}".rstrip()
+    files = " ".join(shlex.quote(p) for p in paths)
+    return f"{head} {files} {rest}".rstrip()
 
 
-def arrangement_json(plan: Plan, enabled: bool) -> dict[str, str | None]:
-    """What `explain` adds to the plan: the command as it runs, and why so."""
+def arrangement_json(plan: Plan, enabled: bool, affected: bool = False) -> dict[str, Any]:
+    """What `explain` adds to the plan: the command as it runs, and why so; what
+    affected-first would run first now (the changes since the last run; nothing is kept)."""
     if plan.command is None:
-        return {"runs": None, "failedFirst": None, "quickPhase": None}
-    arranged = arrange(plan, enabled)
+        return dict.fromkeys(("runs", "failedFirst", "quickPhase", "affectedFirst", "affected"))
+    arranged = arrange(plan, enabled, affected=enabled and affected, remember=False)
+    found = arranged.affected
     return {
         "runs": arranged.command,
         "failedFirst": arranged.failed_first,
         "quickPhase": arranged.quick_rule,
+        "affectedFirst": affected_note(arranged, enabled, affected),
+        "affected": found.to_json() if found is not None else None,
     }
+
+
+def affected_note(arranged: Arrangement, enabled: bool, affected: bool) -> str:
+    """What affected-first did, or why it did nothing, in words."""
+    if not enabled:
+        return "affected first: off (failedFirst is false)"
+    if not affected:
+        return "affected first: off (affectedFirst is false)"
+    if arranged.affected is None:
+        return "affected first: " + arranged.quick_rule
+    return arranged.affected.note

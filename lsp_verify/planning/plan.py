@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from lsp_verify.config.project_file import ProjectFile, describe_os_error, load_project_file
 from lsp_verify.config.settings import PROJECT_FILE, ParsedSettings, effective_settings, show
 from lsp_verify.planning.detect import MAKEFILES, RULES, Match, Root
-from lsp_verify.record import Outcome, Phase, Record, Trigger, now_iso
+from lsp_verify.record import Affected, Outcome, Phase, Record, Trigger, now_iso
 
 if TYPE_CHECKING:
     from lsp_verify.problems.base import Problem
@@ -403,6 +403,7 @@ def record_for_plan(
     failed_first: str | None = None,
     phases: tuple[Phase, ...] = (),
     command: str | None = None,
+    affected: Affected | None = None,
     matcher_errors: int = 0,
 ) -> Record:
     """The record of a run of `plan`: by default one that never started (no plan, declined,
@@ -429,5 +430,6 @@ def record_for_plan(
         document=document,
         failed_first=failed_first,
         phases=phases,
+        affected=affected,
         matcher_errors=matcher_errors,
     )

@@ -1,8 +1,9 @@
 """The configuration pytest itself would use for a run in a folder, read as pytest reads it.
 
 Only what decides how lsp-verify may arrange a pytest run is read: `addopts`, `testpaths`,
-`python_files` and `norecursedirs`. The file is found as pytest finds it when given no
-paths: in the folder, then in each folder above it, the first of `pytest.ini`, `.pytest.ini`,
+`python_files`, `norecursedirs`, `cache_dir` and `pythonpath` (where imports resolve from).
+The file is found as pytest finds it when given no paths: in the folder, then in each folder
+above it, the first of `pytest.ini`, `.pytest.ini`,
 `pyproject.toml` with a `[tool.pytest.ini_options]` (or pytest 9's `[tool.pytest]`) table,
 `tox.ini` with `[pytest]`, `setup.cfg` with `[tool:pytest]`. A file that cannot be read or
 parsed is a reason, never an exception: the caller then leaves the run as it is.
@@ -40,7 +41,7 @@ DEFAULT_NORECURSE = (
     "venv",
     "{arch}",
 )
-_KEYS = ("addopts", "testpaths", "python_files", "norecursedirs", "cache_dir")
+_KEYS = ("addopts", "testpaths", "python_files", "norecursedirs", "cache_dir", "pythonpath")
 # (file name, section that makes it pytest's, or None when the file counts by existing)
 _CANDIDATES = (
     ("pytest.ini", None),
@@ -63,6 +64,7 @@ class PytestConfig:
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
     cache_dir: tuple[str, ...] = ()
     problem: str | None = None
+    pythonpath: tuple[str, ...] = ()
 
     @property
     def rootdir(self) -> str | None:
@@ -110,6 +112,7 @@ def _read(path: str, section: str | None) -> PytestConfig | None:
         python_files=values.get("python_files", DEFAULT_PYTHON_FILES),
         norecursedirs=values.get("norecursedirs", DEFAULT_NORECURSE),
         cache_dir=values.get("cache_dir", ()),
+        pythonpath=values.get("pythonpath", ()),
     )
 
 
