@@ -14,6 +14,9 @@ test file first. Neither changes the verdict, which is always the full command's
   phase end the run: the full command would then fail too. Where `--ff` is added and the
   file holds tests that failed last time, `--ff` runs those first anyway, and the quick phase
   is left out (it would only delay the cleared state once they are fixed).
+- Affected first (`affected.py`): the test files that import what changed since the last run
+  join the quick phase, after the saved test file, under the same rules (and the same `--ff`
+  exception); with them, the full command always runs after the quick phase.
 
 The approval of a plan covers its command as the repository wrote it; these arrangements are
 lsp-verify's own, so they are no part of the plan's fingerprint (`failedFirst` off runs the
@@ -130,10 +133,9 @@ def arrange(
     if not rule.startswith("quick phase"):
         return arrangement
     paths: list[str] = []
-    if saved is not None:
-        relative = _collected(plan.folder, config, saved)
-        if relative is not None:
-            paths.append(relative)
+    saved_file = _collected(plan.folder, config, saved) if saved is not None else None
+    if saved_file is not None:
+        paths.append(saved_file)
     found = None
     if affected:
         found = affected_first.select(plan.folder, config, changed, remember=remember)
@@ -143,9 +145,12 @@ def arrange(
         # startup, and delay the cleared state when they are fixed.
         paths = [p for p in paths if not failed_last_time(config, plan.folder, p)]
     paths = list(dict.fromkeys(paths))
+    # Only the saved test file's failure may end the run (the full command stopping at its
+    # first failure would fail too); the full command always follows affected test files.
+    ends_run = combined.maxfail == 1 and paths[:1] == [saved_file] and len(paths) == 1
     quick = None
     if paths:
-        quick = Quick(_with_paths(call, command, paths), tuple(paths), combined.maxfail == 1)
+        quick = Quick(_with_paths(call, command, paths), tuple(paths), ends_run)
     return Arrangement(command, failed_first, rule, quick, found)
 
 

@@ -208,3 +208,16 @@ def test_off_and_where_there_is_no_quick_phase(suite: Path) -> None:
         "app/service.py",
         "app/target.py",
     ]
+
+
+def test_with_affected_files_the_full_command_always_follows(suite: Path) -> None:
+    """-x: a failure of the saved test file alone ends the run (the full command would stop
+    at it too); one of a test file the change reaches never does."""
+    plan = command_plan(str(suite), "pytest -x -q", "test")
+    saved = str(suite / "tests/test_other1.py")
+    alone = arrange(plan, True, saved, {}, affected=True)
+    assert alone.quick is not None and alone.quick.ends_run
+    touch(suite, "app/target.py", "def value():\n    return 2\n")
+    arranged = arrange(plan, True, saved, {}, affected=True)
+    assert arranged.quick is not None and len(arranged.quick.paths) == 3
+    assert not arranged.quick.ends_run
