@@ -16,7 +16,8 @@ test file first. Neither changes the verdict, which is always the full command's
   is left out (it would only delay the cleared state once they are fixed).
 - Affected first (`affected.py`): the test files that import what changed since the last run
   join the quick phase, after the saved test file, under the same rules (and the same `--ff`
-  exception); with them, the full command always runs after the quick phase.
+  exception); with them, the full command always runs after the quick phase. For jest, vitest
+  and go test the runner finds the related tests itself (`related.py`).
 
 The approval of a plan covers its command as the repository wrote it; these arrangements are
 lsp-verify's own, so they are no part of the plan's fingerprint (`failedFirst` off runs the
@@ -29,14 +30,20 @@ import fnmatch
 import os
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lsp_verify.config.project_file import read_limited
 from lsp_verify.planning import affected as affected_first
 from lsp_verify.planning.plan import Plan
 from lsp_verify.planning.pytest_args import Call, Options, parse_call, read_options
-from lsp_verify.planning.pytest_config import PytestConfig, failed_last_time, locate
+from lsp_verify.planning.pytest_config import (
+    PytestConfig,
+    failed_files,
+    failed_last_time,
+    locate,
+)
+from lsp_verify.planning.related import related
 from lsp_verify.record import Affected
 
 __all__ = ["ADDED", "Arrangement", "Quick", "affected_note", "arrange", "arrangement_json"]
@@ -101,11 +108,13 @@ def arrange(
     if not enabled:
         return Arrangement(command, OFF, "no quick phase: failedFirst is false")
     if plan.runner == "npm":
-        return Arrangement(command, NPM, "no quick phase: only for pytest runs")
+        arranged = Arrangement(command, NPM, "no quick phase: only for pytest runs")
+        return _related(arranged, plan, changed) if affected else arranged
     call = parse_call(command)
     if call is None:
         why = "failed first: not added: not a pytest command; it runs as it is"
-        return Arrangement(command, why, "no quick phase: only for pytest runs")
+        arranged = Arrangement(command, why, "no quick phase: only for pytest runs")
+        return _related(arranged, plan, changed) if affected else arranged
     config = locate(plan.folder)
     if config.problem is not None:
         why = f"cannot read pytest's configuration: {config.problem}"
@@ -148,10 +157,22 @@ def arrange(
     # Only the saved test file's failure may end the run (the full command stopping at its
     # first failure would fail too); the full command always follows affected test files.
     ends_run = combined.maxfail == 1 and paths[:1] == [saved_file] and len(paths) == 1
+    if refusal is None and any(p != saved_file for p in paths):
+        # The known failures first, as --ff would run them: "still red?" is answered before
+        # the affected files, and "broken by this edit?" right after.
+        known = [p for p in failed_files(config, plan.folder) if p not in paths]
+        paths = [p for p in known if _collected(plan.folder, config, p)] + paths
     quick = None
     if paths:
         quick = Quick(_with_paths(call, command, paths), tuple(paths), ends_run)
     return Arrangement(command, failed_first, rule, quick, found)
+
+
+def _related(arranged: Arrangement, plan: Plan, changed: tuple[str, ...]) -> Arrangement:
+    """jest, vitest and go test: the runner's own related tests of what changed, first."""
+    found = related(plan, changed)
+    quick = Quick(found.command, found.files, False) if found.command is not None else None
+    return replace(arranged, quick=quick, affected=Affected(found.note, found.files))
 
 
 def _refusal(sources: tuple[tuple[str, str, Options], ...]) -> str | None:

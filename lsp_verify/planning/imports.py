@@ -24,10 +24,11 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["MAX_FILES", "Entry", "Graph", "Import", "read_imports", "scan"]
+__all__ = ["MAX_FILES", "MAX_READ_BYTES", "Entry", "Graph", "Import", "read_imports", "scan"]
 
 MAX_FILES = 50_000
 MAX_FILE_BYTES = 1024 * 1024
+MAX_READ_BYTES = 256 * 1024 * 1024  # a scan's reading, whatever the files: a bounded wait
 # Directories no project's own importable code lives in (pytest's default norecursedirs, the
 # byte-code caches, eggs): never walked.
 _SKIPPED = frozenset(("_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}"))
@@ -82,8 +83,11 @@ class Graph:
 def read_imports(text: str) -> tuple[Import, ...]:
     """The import statements of a module's source, by a scan of its lines."""
     found: list[Import] = []
+    consumed = 0  # each line is read as part of one statement at most: linear in the text
     for match in _STATEMENT.finditer(text):
-        statement = _logical_line(text, match.start())
+        if match.start() < consumed:
+            continue
+        statement, consumed = _logical_line(text, match.start())
         for part in statement.split(";"):
             parsed = _parse_statement(part.strip())
             if parsed is not None:
@@ -91,9 +95,9 @@ def read_imports(text: str) -> tuple[Import, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _logical_line(text: str, start: int) -> str:
+def _logical_line(text: str, start: int) -> tuple[str, int]:
     """The statement from `start`: one line, or more while a parenthesis is open or the line
-    ends with a backslash; comments left out. At most 200 lines."""
+    ends with a backslash; comments left out. At most 200 lines. And where it ends."""
     lines: list[str] = []
     depth = 0
     position = start
@@ -104,10 +108,12 @@ def _logical_line(text: str, start: int) -> str:
         depth += code.count("(") - code.count(")")
         continued = code.rstrip().endswith("\\")
         lines.append(code.rstrip().rstrip("\\"))
-        if end < 0 or (depth <= 0 and not continued):
-            break
+        if end < 0:
+            return " ".join(lines).strip(), len(text)
         position = end + 1
-    return " ".join(lines).strip()
+        if depth <= 0 and not continued:
+            break
+    return " ".join(lines).strip(), position
 
 
 def _parse_statement(statement: str) -> list[Import] | None:
@@ -146,6 +152,7 @@ def scan(
     directories are on sys.path)."""
     entries: dict[str, Entry] = {}
     old = previous or {}
+    budget = MAX_READ_BYTES
     for relative, key in _walk(folder):
         if len(entries) >= MAX_FILES:
             return Graph(folder, entries, problem=f"more than {MAX_FILES} Python files")
@@ -153,6 +160,10 @@ def scan(
         if known is not None and known.key == key:
             entries[relative] = known
         elif relative.endswith(".py"):
+            budget -= key[1] if key[1] <= MAX_FILE_BYTES else 0  # a bigger one is not read
+            if budget < 0:
+                why = f"more than {MAX_READ_BYTES // 2**20} MiB of Python to read"
+                return Graph(folder, entries, problem=why)
             entries[relative] = _read(os.path.join(folder, relative), key)
         else:
             entries[relative] = Entry(key)

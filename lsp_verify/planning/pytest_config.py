@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_NORECURSE",
     "DEFAULT_PYTHON_FILES",
     "PytestConfig",
+    "failed_files",
     "failed_last_time",
     "locate",
 ]
@@ -130,6 +131,23 @@ def failed_last_time(config: PytestConfig, folder: str, relative: str) -> bool |
     # parsing a big cache took half a second on every save of a test file.
     key = json.dumps(relative).encode()[:-1]
     return data.find(key + b"::") >= 0 or data.find(key + b'"') >= 0
+
+
+def failed_files(config: PytestConfig, folder: str, limit: int = 50) -> tuple[str, ...]:
+    """The files (paths from the rootdir) of the tests pytest's cache says failed in the last
+    run, at most `limit`; none when the cache cannot be read."""
+    root = config.rootdir or folder
+    cache = os.path.join(root, config.cache_dir[0] if config.cache_dir else ".pytest_cache")
+    try:
+        data = json.loads(
+            read_limited(os.path.join(cache, "v", "cache", "lastfailed"), 16 * 1024 * 1024)
+        )
+    except (OSError, ValueError, RecursionError):
+        return ()
+    if not isinstance(data, dict):
+        return ()
+    files = dict.fromkeys(str(key).split("::", 1)[0] for key in data)
+    return tuple(files)[:limit]
 
 
 def _first_line(exc: BaseException) -> str:

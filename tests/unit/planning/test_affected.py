@@ -179,13 +179,21 @@ def test_the_quick_phase_runs_the_saved_test_file_then_the_affected(suite: Path)
 
 
 def test_files_that_failed_last_time_are_left_to_ff(suite: Path) -> None:
+    """When every affected file failed last time, --ff runs them first in the full command:
+    no quick phase, so the cleared state after a fix costs what the bare command costs."""
     lastfailed = suite / ".pytest_cache/v/cache/lastfailed"
     lastfailed.parent.mkdir(parents=True)
     lastfailed.write_text(json.dumps({"tests/test_service.py::test_x": True}))
-    touch(suite, "app/target.py", "def value():\n    return 2\n")
+    touch(suite, "app/service.py", "from app.target import value\n\n")
     plan = command_plan(str(suite), "pytest -q", "test")
+    found = arrange(plan, True, None, {}, affected=True)
+    assert found.affected is not None and found.affected.selected == ("tests/test_service.py",)
+    assert found.quick is None
+    # With another affected file, the known failure runs first, then it.
+    touch(suite, "app/target.py", "def value():\n    return 2\n")
     arranged = arrange(plan, True, None, {}, affected=True)
-    assert arranged.quick is not None and arranged.quick.paths == ("tests/test_target.py",)
+    assert arranged.quick is not None
+    assert arranged.quick.paths == ("tests/test_service.py", "tests/test_target.py")
 
 
 def test_off_and_where_there_is_no_quick_phase(suite: Path) -> None:
@@ -221,3 +229,25 @@ def test_with_affected_files_the_full_command_always_follows(suite: Path) -> Non
     arranged = arrange(plan, True, saved, {}, affected=True)
     assert arranged.quick is not None and len(arranged.quick.paths) == 3
     assert not arranged.quick.ends_run
+
+
+def test_known_failures_run_before_the_affected_files(suite: Path) -> None:
+    """--ff's order: what failed last time first (still red?), then what the edit reaches."""
+    lastfailed = suite / ".pytest_cache/v/cache/lastfailed"
+    lastfailed.parent.mkdir(parents=True)
+    failed = {"tests/test_other2.py::test_a": True, "tests/test_other2.py::test_b": True}
+    lastfailed.write_text(json.dumps({**failed, "tests/gone.py::test_c": True}))
+    touch(suite, "app/target.py", "def value():\n    return 2\n")
+    plan = command_plan(str(suite), "pytest -q", "test")
+    arranged = arrange(plan, True, None, {}, affected=True)
+    assert arranged.quick is not None
+    assert arranged.quick.paths == (
+        "tests/test_other2.py",
+        "tests/test_service.py",
+        "tests/test_target.py",
+    )
+    # Without affected files, the saved test file alone: --ff runs the failures in the full
+    # command, right after it, as before.
+    saved = str(suite / "tests/test_other1.py")
+    alone = arrange(plan, True, saved, {}, affected=False)
+    assert alone.quick is not None and alone.quick.paths == ("tests/test_other1.py",)

@@ -259,3 +259,19 @@ def test_five_thousand_files_under_a_second(tmp_path: Path) -> None:
     assert again.changed == ("src/pkg0/mod0.py",)
     print(f"warm {warm:.3f}s")
     assert warm < 0.5, warm
+
+
+def test_a_hostile_file_costs_time_linear_in_its_size() -> None:
+    """Every line an open parenthesis: each line is read once, not once per statement."""
+    text = "import (\n" * 100_000 + "from a import (b,\n" * 50_000
+    start = cpu_clock()
+    read_imports(text)
+    assert cpu_clock() - start < 1.0
+
+
+def test_too_much_to_read_is_a_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(imports, "MAX_READ_BYTES", 2 * 2**20)
+    write(tmp_path, {f"m{i}.py": "x = 1\n" * 200_000 for i in range(3)})  # 1.2 MB each
+    assert scan(str(tmp_path)).problem is None  # over 1 MiB: not read, so not counted
+    write(tmp_path, {f"n{i}.py": "x = 1\n" * 100_000 for i in range(4)})  # 0.6 MB each
+    assert scan(str(tmp_path)).problem == "more than 2 MiB of Python to read"
