@@ -13,6 +13,7 @@ a changed file cannot be parsed (its imports are unknown), or a file was removed
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import fnmatch
 import hashlib
@@ -24,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lsp_verify.config.project_file import read_limited
 from lsp_verify.planning.imports import MANIFESTS, Entry, Graph, scan
 from lsp_verify.planning.pytest_config import PytestConfig
 from lsp_verify.record import Affected
@@ -31,6 +33,7 @@ from lsp_verify.record import Affected
 __all__ = ["MAX_SELECTED", "select"]
 
 MAX_SELECTED = 300  # test files on one command line; past it the quick phase is no quicker
+MAX_LISTED = 50  # changed files named in the record
 _PARSED_AT_MOST = 50  # changed files parsed whole, for a syntax error
 _VERSION = 1
 _memory: dict[str, dict[str, Entry]] = {}
@@ -55,27 +58,28 @@ def select(
     changed = sorted({*graph.changed, *_inside(folder, named)})
     if not changed:
         return Affected("affected first: nothing changed since the last run")
+    listed = tuple(changed[:MAX_LISTED])  # a checkout changes thousands: the record names some
     everything = _affects_everything(graph, changed, config)
     if everything is not None:
         note = f"affected first: left out: {everything}: every test is affected"
-        return Affected(note, tuple(changed))
+        return Affected(note, listed)
     tests = [path for path in graph.entries if _is_test(path, config)]
     parents = _reach(graph, changed, tests)
     selected = sorted(path for path in tests if path in parents)
     if not selected:
-        return Affected("affected first: no test file imports what changed", tuple(changed))
+        return Affected("affected first: no test file imports what changed", listed)
     if len(selected) * 2 > len(tests):
         note = (
             f"affected first: left out: {len(selected)} of {len(tests)} test files are "
             "affected, more than half the suite"
         )
-        return Affected(note, tuple(changed))
+        return Affected(note, listed)
     if len(selected) > MAX_SELECTED:
         note = f"affected first: left out: {len(selected)} test files, more than {MAX_SELECTED}"
-        return Affected(note, tuple(changed))
+        return Affected(note, listed)
     chain = _chain(parents, selected[0])
     note = f"affected first: {len(selected)} of {len(tests)} test files import what changed"
-    return Affected(note, tuple(changed), tuple(selected), chain)
+    return Affected(note, listed, tuple(selected), chain)
 
 
 def _inside(folder: str, named: Iterable[str]) -> Iterable[str]:
@@ -111,8 +115,7 @@ def _affects_everything(graph: Graph, changed: Sequence[str], config: PytestConf
 
 def _parses(path: str) -> bool:
     try:
-        with open(path, "rb") as handle:
-            ast.parse(handle.read())
+        ast.parse(read_limited(path))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -141,9 +144,9 @@ def _reach(graph: Graph, changed: Sequence[str], tests: Sequence[str]) -> dict[s
     (None for a changed file). A conftest.py reached makes each test file below it reached."""
     importers = graph.importers()
     parents: dict[str, str | None] = {path: None for path in changed}
-    queue = list(changed)
+    queue = collections.deque(changed)
     while queue:
-        current = queue.pop(0)
+        current = queue.popleft()
         followers = set(importers.get(current, ()))
         directory, _, name = current.rpartition("/")
         if name == "conftest.py":

@@ -21,8 +21,11 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+
+from lsp_verify.config.project_file import read_limited
 
 __all__ = ["MAX_FILES", "MAX_READ_BYTES", "Entry", "Graph", "Import", "read_imports", "scan"]
 
@@ -200,7 +203,8 @@ def _walk(folder: str) -> Iterable[tuple[str, tuple[int, int]]]:
                 info = item.stat()
             except OSError:
                 continue
-            yield path, (info.st_mtime_ns, info.st_size)
+            if stat.S_ISREG(info.st_mode):  # never a FIFO or a device behind a link
+                yield path, (info.st_mtime_ns, info.st_size)
 
 
 def _walked(path: str, name: str) -> bool:
@@ -215,8 +219,7 @@ def _read(path: str, key: tuple[int, int]) -> Entry:
     if key[1] > MAX_FILE_BYTES:
         return Entry(key, unreadable=True)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+        data = read_limited(path, MAX_FILE_BYTES)
     except OSError:
         return Entry(key, unreadable=True)
     return Entry(key, read_imports(data.decode("utf-8", errors="replace")))

@@ -251,3 +251,11 @@ def test_known_failures_run_before_the_affected_files(suite: Path) -> None:
     saved = str(suite / "tests/test_other1.py")
     alone = arrange(plan, True, saved, {}, affected=False)
     assert alone.quick is not None and alone.quick.paths == ("tests/test_other1.py",)
+
+
+def test_a_checkout_of_many_files_names_some(suite: Path) -> None:
+    for i in range(80):
+        touch(suite, f"app/new{i:02d}.py", "")
+    found = select(suite)
+    assert len(found.changed) == affected.MAX_LISTED and found.changed[0] == "app/new00.py"
+    assert found.note == "affected first: no test file imports what changed"

@@ -275,3 +275,11 @@ def test_too_much_to_read_is_a_reason(tmp_path: Path, monkeypatch: pytest.Monkey
     assert scan(str(tmp_path)).problem is None  # over 1 MiB: not read, so not counted
     write(tmp_path, {f"n{i}.py": "x = 1\n" * 100_000 for i in range(4)})  # 0.6 MB each
     assert scan(str(tmp_path)).problem == "more than 2 MiB of Python to read"
+
+
+def test_a_fifo_or_a_link_to_one_is_never_opened(tmp_path: Path) -> None:
+    """Opening a FIFO would wait for a writer for ever: only regular files are read."""
+    write(tmp_path, {"app.py": "import os\n"})
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "link.py").symlink_to(tmp_path / "pipe.py")
+    assert set(scan(str(tmp_path)).entries) == {"app.py"}

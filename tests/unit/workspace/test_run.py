@@ -120,3 +120,14 @@ async def test_a_passed_run_clears_its_document_and_says_so(tmp_path: Path) -> N
     assert ui.last_published(saved) == []
     levels = [level for level, _ in ui.logged[-2:]]
     assert levels == ["warning", "info"]  # the failure's log line warns, the pass informs
+
+
+async def test_the_document_of_a_save_or_of_run_now_is_what_changed(tmp_path: Path) -> None:
+    """Affected first hears of the file a save, a change on disk or runNow named."""
+    document = (tmp_path / "app.py").as_uri()
+    for trigger in ("save", "runNow"):
+        named = RunRequest(str(tmp_path), trigger, document, asyncio.Event())
+        assert run._changed(named) == (str(tmp_path / "app.py"),)
+    assert run._changed(RunRequest(str(tmp_path), "runNow", None, asyncio.Event())) == ()
+    untitled = RunRequest(str(tmp_path), "save", "untitled:Untitled-1", asyncio.Event())
+    assert run._changed(untitled) == ()
