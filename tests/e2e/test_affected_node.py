@@ -1,11 +1,12 @@
 """Affected first with jest and vitest, the real tools from npm (tests/tools/install-node-tools.sh,
 $LSP_VERIFY_NODE_TOOLS): the test file related to the changed module runs first, alone, then
-the whole suite decides."""
+the whole suite decides. And go test, where go is installed: the changed package first."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -96,4 +97,39 @@ def test_a_script_that_names_what_to_run_has_no_quick_phase(project: Path, state
     assert document["affectedFirst"] == (
         "affected first: no quick phase: the npm test script names what to run, or an "
         "option's value ('test/sum.test.js')"
+    )
+
+
+def test_go_test_runs_the_changed_package_first(project: Path, state: Path) -> None:
+    if shutil.which("go") is None:
+        pytest.skip("go is not installed (.ci/install-tools.sh installs it)")
+    write(
+        project,
+        {
+            "go.mod": "module example.com/p\n\ngo 1.19\n",
+            "calc/calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+            "calc/calc_test.go": 'package calc\n\nimport "testing"\n\n'
+            'func TestAdd(t *testing.T) {\n\tif Add(1, 2) != 4 {\n\t\tt.Fatal("wrong")\n\t}\n}\n',
+            "other/other.go": "package other\n\nfunc One() int { return 1 }\n",
+            "other/other_test.go": 'package other\n\nimport "testing"\n\n'
+            'func TestOne(t *testing.T) {\n\tif One() != 1 {\n\t\tt.Fatal("wrong")\n\t}\n}\n',
+        },
+    )
+    go = {"GOPATH": str(state / "gopath"), "GOFLAGS": "-mod=mod", "GOPROXY": "off"}
+    env = server_env(state, {**go, "GOTOOLCHAIN": "local"})
+    command = ["--command", "go test -count=1 ./...", "--changed", str(project / "calc/calc.go")]
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_verify", "check", str(project), "--json", *command],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    record = json.loads(done.stdout)
+    assert [(p["phase"], p["command"], p["outcome"]) for p in record["phases"]] == [
+        ("quick", "go test -count=1 ./calc", "failed"),
+        ("full", "go test -count=1 ./...", "failed"),
+    ], done.stderr
+    assert record["affected"]["note"] == (
+        "affected first: the changed files' packages run first (go test)"
     )
