@@ -3,7 +3,11 @@ that import it first, and their failures show before the full command ends."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -11,6 +15,7 @@ from typing import Any
 from tests.e2e.test_failed_first import env, last_run, verify_errors
 from tests.support.files import write
 from tests.support.lsp_session import session
+from tests.support.stdio import server_env
 
 PAUSE, SLOW = 1.0, 6
 OPTIONS = {"confirm": "never", "command": "pytest -q"}
@@ -105,3 +110,44 @@ async def test_explain_shows_what_a_run_would_select(project: Path, state: Path)
         ]
         again = await s.command("verify.explain")  # explain is not a run: still changed
         assert again["affected"] == explained["affected"]
+
+
+def test_check_takes_changed_files_and_the_switch(project: Path, state: Path) -> None:
+    """`check --changed PATH` runs the test files that import PATH first; the project file's
+    `affectedFirst = false` and `--no-affected-first` leave them out."""
+    write(
+        project,
+        {
+            "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n",
+            "app/__init__.py": "",
+            "app/target.py": "def value():\n    return 5\n",
+            "tests/test_a.py": "def test_a():\n    pass\n",
+            "tests/test_b.py": "def test_b():\n    pass\n",
+            "tests/test_target.py": "from app.target import value\n\n\ndef test_value():\n"
+            "    assert value() == 1\n",
+        },
+    )
+
+    def check(*args: str) -> dict[str, Any]:
+        command = [sys.executable, "-m", "lsp_verify", "check", str(project), "--json", *args]
+        done = subprocess.run(
+            command, capture_output=True, text=True, env=server_env(state, env()), timeout=120
+        )
+        assert done.returncode == 1, done.stderr  # pytest's: a test failed
+        record: dict[str, Any] = json.loads(done.stdout)
+        return record
+
+    changed = ("--command", "pytest -q", "--changed", str(project / "app" / "target.py"))
+    record = check(*changed)
+    assert [(p["phase"], p["command"]) for p in record["phases"]] == [
+        ("quick", "pytest tests/test_target.py -q --ff"),
+        ("full", "pytest -q --ff"),
+    ]
+    assert record["affected"]["chain"] == ["tests/test_target.py", "app/target.py"]
+    shutil.rmtree(project / ".pytest_cache")  # no known failure to leave to --ff
+    off = check(*changed, "--no-affected-first")
+    assert [p["phase"] for p in off["phases"]] == ["full"] and off["affected"] is None
+    shutil.rmtree(project / ".pytest_cache")
+    (project / ".lsp-verify.toml").write_text("affectedFirst = false\n")
+    by_file = check(*changed)
+    assert [p["phase"] for p in by_file["phases"]] == ["full"] and by_file["affected"] is None
