@@ -31,7 +31,8 @@ def now_iso() -> str:
 
 @dataclass(frozen=True)
 class Phase:
-    """One command a run ran: the saved test file alone ("quick") or the full command."""
+    """One command a run ran: the saved test file and the test files the changes affect
+    ("quick"), or the full command."""
 
     name: Literal["quick", "full"]
     command: str
@@ -42,6 +43,26 @@ class Phase:
     def to_json(self) -> dict[str, Any]:
         values = (self.name, self.command, self.outcome, self.exit_code, self.duration_ms)
         return dict(zip(("phase", "command", "outcome", "exitCode", "durationMs"), values))
+
+
+@dataclass(frozen=True)
+class Affected:
+    """What affected-first found for a run (see SPEC section 4): the files changed since the
+    last run, the test files that import them and run first, the import chain of the first
+    of them (test file first, changed file last), and what was done, in words."""
+
+    note: str
+    changed: tuple[str, ...] = ()
+    selected: tuple[str, ...] = ()
+    chain: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "note": self.note,
+            "changed": list(self.changed),
+            "selected": list(self.selected),
+            "chain": list(self.chain),
+        }
 
 
 @dataclass(frozen=True)
@@ -69,6 +90,7 @@ class Record:
     document: str | None = None
     failed_first: str | None = None
     phases: tuple[Phase, ...] = ()
+    affected: Affected | None = None
     # Failures of the problem matchers: the located problems may be incomplete.
     matcher_errors: int = 0
 
@@ -106,6 +128,7 @@ class Record:
             "problems": [problem_to_json(p) for p in self.problems],
             "failedFirst": self.failed_first,
             "phases": [phase.to_json() for phase in self.phases],
+            "affected": self.affected.to_json() if self.affected is not None else None,
             "matcherErrors": self.matcher_errors,
         }
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,8 +28,20 @@ def _fewer_examples(config: pytest.Config) -> bool:
     return _quick(config) and not os.environ.get("CI")
 
 
+_CACHE_HOME: list[str] = []
+
+
 def pytest_configure(config: pytest.Config) -> None:
     properties.quick(_fewer_examples(config))  # property tests try fewer examples there
+    # A run in this process keeps its import graph under XDG_CACHE_HOME (affected first):
+    # never in the real home, whichever test runs a plan.
+    _CACHE_HOME.append(tempfile.mkdtemp(prefix="lsp-verify-tests-cache-"))
+    os.environ["XDG_CACHE_HOME"] = _CACHE_HOME[-1]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for path in _CACHE_HOME:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

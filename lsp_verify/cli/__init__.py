@@ -111,6 +111,20 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         default=None,
         help="run the command exactly as planned: no --ff for pytest",
     )
+    check.add_argument(
+        "--no-affected-first",
+        dest="affected_first",
+        action="store_false",
+        default=None,
+        help="no quick phase of the test files that import what changed",
+    )
+    check.add_argument(
+        "--changed",
+        nargs="+",
+        default=(),
+        metavar="PATH",
+        help="these files changed (beside those changed since the folder's last run)",
+    )
 
     hook = command(
         "hook",

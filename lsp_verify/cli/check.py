@@ -50,6 +50,8 @@ def check_main(args: argparse.Namespace) -> int:
         cli_values["tailLines"] = args.tail_lines
     if getattr(args, "failed_first", None) is False:
         cli_values["failedFirst"] = False
+    if getattr(args, "affected_first", None) is False:
+        cli_values["affectedFirst"] = False
     editor = parse_settings(cli_values, origin="command line")
     if editor.messages:
         for message in editor.messages:
@@ -76,7 +78,8 @@ def check_main(args: argparse.Namespace) -> int:
     # The elapsed line goes to a terminal's stderr, so that stdout stays the report alone.
     progress = _Progress(sys.stderr) if wants_colour(sys.stderr) and not args.json else None
     try:
-        record = asyncio.run(_run(plan, settings, progress))
+        changed = tuple(os.path.abspath(p) for p in getattr(args, "changed", ()))
+        record = asyncio.run(_run(plan, settings, progress, changed))
     finally:
         sweep(kill=True)
     if progress is not None:
@@ -88,7 +91,9 @@ def check_main(args: argparse.Namespace) -> int:
     return exit_status(record)
 
 
-async def _run(plan: Plan, settings: Settings, progress: _Progress | None) -> Record:
+async def _run(
+    plan: Plan, settings: Settings, progress: _Progress | None, changed: tuple[str, ...] = ()
+) -> Record:
     cancel = asyncio.Event()
     loop = asyncio.get_running_loop()
     # Windows' event loops take no signal handlers; nothing runs there anyway (the record
@@ -105,6 +110,7 @@ async def _run(plan: Plan, settings: Settings, progress: _Progress | None) -> Re
             plan,
             settings,
             trigger="cli",
+            changed=changed,
             cancel=cancel,
             on_line=progress.line if progress is not None else None,
         )

@@ -44,6 +44,7 @@ class Settings:
     auto_detect: bool = True
     confirm: str = "onChange"
     failed_first: bool = True
+    affected_first: bool = True
     workspace_command: str | None = None
 
 
@@ -59,6 +60,7 @@ KEYS: Mapping[str, str] = {
     "autoDetect": "auto_detect",
     "confirm": "confirm",
     "failedFirst": "failed_first",
+    "affectedFirst": "affected_first",
     "workspaceCommand": "workspace_command",
 }
 
@@ -66,10 +68,11 @@ KEYS: Mapping[str, str] = {
 # VS Code client, in the workspace's own settings). The others are the user's alone: `confirm`
 # and `autoDetect` decide whether a repository's command runs without the user's yes, and
 # `workspaceCommand` is how a client marks a command as the repository's. A project file's
-# parse never yields them, and merging never takes them from it. `failedFirst` is safe to take
-# from a repository: it only orders the tests the approved command runs anyway.
+# parse never yields them, and merging never takes them from it. `failedFirst` and
+# `affectedFirst` are safe to take from a repository: they only order the tests the approved
+# command runs anyway.
 REPOSITORY_KEYS: frozenset[str] = frozenset(
-    {"command", "globs", "timeoutMs", "runOn", "tailLines", "failedFirst"}
+    {"command", "globs", "timeoutMs", "runOn", "tailLines", "failedFirst", "affectedFirst"}
 )
 _REPOSITORY_FIELDS = frozenset(KEYS[key] for key in REPOSITORY_KEYS)
 # Keys whose null means "unset".
@@ -177,7 +180,7 @@ def _validate(key: str, value: object) -> tuple[bool, object, str]:
             # downstream has to remember it.
             return True, "save" if value == "edit" else value, ""
         return False, None, "one of " + ", ".join(f'"{v}"' for v in RUN_ON_VALUES)
-    if key in ("autoDetect", "failedFirst"):
+    if key in ("autoDetect", "failedFirst", "affectedFirst"):
         if isinstance(value, bool):
             return True, value, ""
         return False, None, "true or false"
@@ -326,6 +329,7 @@ def settings_json(settings: Settings) -> dict[str, Any]:
         "autoDetect": settings.auto_detect,
         "confirm": settings.confirm,
         "failedFirst": settings.failed_first,
+        "affectedFirst": settings.affected_first,
     }
 
 

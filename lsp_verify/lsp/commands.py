@@ -35,7 +35,7 @@ def show_last_run(ls: VerifyServer, *args: Any) -> Any:
 @SERVER.command("verify.explain")
 async def explain(ls: VerifyServer, *args: Any) -> Any:
     folder, _ = await work.ready_target(ls.state, uri_argument(args))
-    return work.explain(folder) if folder else None
+    return await work.explain(folder) if folder else None
 
 
 @SERVER.command("verify.approve")

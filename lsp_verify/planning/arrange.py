@@ -15,6 +15,10 @@ test file first. Neither changes the verdict, which is always the full command's
   phase end the run: the full command would then fail too. Where `--ff` is added and the
   file holds tests that failed last time, `--ff` runs those first anyway, and the quick phase
   is left out (it would only delay the cleared state once they are fixed).
+- Affected first (`affected.py`): the test files that import what changed since the last run
+  join the quick phase, after the saved test file, under the same rules (and the same `--ff`
+  exception); with them, the full command always runs after the quick phase. For jest, vitest
+  and go test the runner finds the related tests itself (`related.py`).
 
 The approval of a plan covers its command as the repository wrote it; these arrangements are
 lsp-verify's own, so they are no part of the plan's fingerprint (`failedFirst` off runs the
@@ -27,15 +31,24 @@ import fnmatch
 import os
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from lsp_verify.config.project_file import read_limited
+from lsp_verify.planning import affected as affected_first
 from lsp_verify.planning.plan import Plan
 from lsp_verify.planning.pytest_args import Call, Options, parse_call, read_options
-from lsp_verify.planning.pytest_config import PytestConfig, failed_last_time, locate
+from lsp_verify.planning.pytest_config import (
+    PytestConfig,
+    failed_files,
+    failed_last_time,
+    locate,
+)
+from lsp_verify.planning.related import related
 from lsp_verify.planning.toolchains import NO_FAILED_FIRST
+from lsp_verify.record import Affected
 
-__all__ = ["ADDED", "Arrangement", "Quick", "arrange", "arrangement_json"]
+__all__ = ["ADDED", "Arrangement", "Quick", "affected_note", "arrange", "arrangement_json"]
 
 ADDED = "--ff added: failed first"
 OFF = "failed first: off (failedFirst is false)"
@@ -55,11 +68,12 @@ _COLLECTION_HOOKS = (
 
 @dataclass(frozen=True)
 class Quick:
-    """The saved test file alone: its command, its path (relative to the folder), and
-    whether a failure in it ends the run (the full command stops at its first failure)."""
+    """The saved test file and the test files the changes affect: the command that runs
+    them, their paths (relative to the folder), and whether a failure in them ends the run
+    (the full command stops at its first failure)."""
 
     command: str
-    path: str
+    paths: tuple[str, ...]
     ends_run: bool
 
 
@@ -73,6 +87,7 @@ class Arrangement:
     failed_first: str
     quick_rule: str
     quick: Quick | None = None
+    affected: Affected | None = None
 
 
 def arrange(
@@ -80,19 +95,29 @@ def arrange(
     enabled: bool,
     saved: str | None = None,
     environ: Mapping[str, str] | None = None,
+    *,
+    affected: bool = False,
+    changed: tuple[str, ...] = (),
+    remember: bool = True,
 ) -> Arrangement:
     """How a run of `plan` goes; `saved` is the absolute path of the saved file, if any.
-    Reads pytest's configuration files; never raises on what they contain."""
+    `affected`: look for the test files that import what changed (`changed`: absolute paths
+    said to have changed, beside those whose modification time says so); `remember`: this
+    run is the one later changes are measured from. Reads pytest's configuration files and,
+    for `affected`, the folder's Python files (up to a second for 5 000 files never read
+    before: call it off the event loop); never raises on what they contain."""
     command = plan.command or ""
     if not enabled:
         return Arrangement(command, OFF, "no quick phase: failedFirst is false")
     if plan.runner == "npm":
-        return Arrangement(command, NPM, "no quick phase: only for pytest runs")
+        arranged = Arrangement(command, NPM, "no quick phase: only for pytest runs")
+        return _related(arranged, plan, changed) if affected else arranged
     call = parse_call(command)
     if call is None:
         not_pytest = "not a pytest command; it runs as it is"
         why = f"failed first: not added: {NO_FAILED_FIRST.get(plan.runner or '', not_pytest)}"
-        return Arrangement(command, why, "no quick phase: only for pytest runs")
+        arranged = Arrangement(command, why, "no quick phase: only for pytest runs")
+        return _related(arranged, plan, changed) if affected else arranged
     config = locate(plan.folder)
     if config.problem is not None:
         why = f"cannot read pytest's configuration: {config.problem}"
@@ -117,17 +142,40 @@ def arrange(
         failed_first = f"failed first: not added: {refusal}"
     rule = _quick_rule(plan.folder, config, combined)
     arrangement = Arrangement(command, failed_first, rule)
-    if saved is None or not rule.startswith("quick phase"):
+    if not rule.startswith("quick phase"):
         return arrangement
-    relative = _collected(plan.folder, config, saved)
-    if relative is None:
-        return arrangement
-    if refusal is None and failed_last_time(config, plan.folder, relative):
-        # --ff runs this file's failures first anyway: a quick phase would only cost a
+    paths: list[str] = []
+    saved_file = _collected(plan.folder, config, saved) if saved is not None else None
+    if saved_file is not None:
+        paths.append(saved_file)
+    found = None
+    if affected:
+        found = affected_first.select(plan.folder, config, changed, remember=remember)
+        paths.extend(p for p in found.selected if _collected(plan.folder, config, p))
+    if refusal is None:
+        # --ff runs these files' failures first anyway: a quick phase would only cost a
         # startup, and delay the cleared state when they are fixed.
-        return arrangement
-    quick = Quick(_with_path(call, command, relative), relative, combined.maxfail == 1)
-    return Arrangement(command, failed_first, rule, quick)
+        paths = [p for p in paths if not failed_last_time(config, plan.folder, p)]
+    paths = list(dict.fromkeys(paths))
+    # Only the saved test file's failure may end the run (the full command stopping at its
+    # first failure would fail too); the full command always follows affected test files.
+    ends_run = combined.maxfail == 1 and paths[:1] == [saved_file] and len(paths) == 1
+    if refusal is None and any(p != saved_file for p in paths):
+        # The known failures first, as --ff would run them: "still red?" is answered before
+        # the affected files, and "broken by this edit?" right after.
+        known = [p for p in failed_files(config, plan.folder) if p not in paths]
+        paths = [p for p in known if _collected(plan.folder, config, p)] + paths
+    quick = None
+    if paths:
+        quick = Quick(_with_paths(call, command, paths), tuple(paths), ends_run)
+    return Arrangement(command, failed_first, rule, quick, found)
+
+
+def _related(arranged: Arrangement, plan: Plan, changed: tuple[str, ...]) -> Arrangement:
+    """jest, vitest and go test: the runner's own related tests of what changed, first."""
+    found = related(plan, changed)
+    quick = Quick(found.command, found.files, False) if found.command is not None else None
+    return replace(arranged, quick=quick, affected=Affected(found.note, found.files))
 
 
 def _refusal(sources: tuple[tuple[str, str, Options], ...]) -> str | None:
@@ -165,8 +213,9 @@ def _quick_rule(folder: str, config: PytestConfig, options: Options) -> str:
 
 
 def _collected(folder: str, config: PytestConfig, saved: str) -> str | None:
-    """`saved` relative to the folder, when a run of the full command collects it."""
-    path = os.path.abspath(saved)
+    """`saved` (absolute, or relative to the folder) relative to the folder, when a run of
+    the full command collects it."""
+    path = os.path.abspath(os.path.join(folder, saved))
     try:
         relative = os.path.relpath(path, folder)
     except ValueError:  # another drive, a NUL byte
@@ -212,21 +261,37 @@ def _hooks_collection(conftest: str) -> bool:
     return any(hook.encode() in text for hook in _COLLECTION_HOOKS)
 
 
-def _with_path(call: Call, command: str, relative: str) -> str:
-    """`command` with the file right after the program, where no option can take it as its
-    value."""
+def _with_paths(call: Call, command: str, paths: list[str]) -> str:
+    """`command` with the files right after the program, where no option can take one as
+    its value."""
     head = command[: call.program_end].rstrip()
     rest = command[call.program_end :].lstrip()
-    return f"{head} {shlex.quote(relative)} {rest}".rstrip()
+    files = " ".join(shlex.quote(p) for p in paths)
+    return f"{head} {files} {rest}".rstrip()
 
 
-def arrangement_json(plan: Plan, enabled: bool) -> dict[str, str | None]:
-    """What `explain` adds to the plan: the command as it runs, and why so."""
+def arrangement_json(plan: Plan, enabled: bool, affected: bool = False) -> dict[str, Any]:
+    """What `explain` adds to the plan: the command as it runs, and why so; what
+    affected-first would run first now (the changes since the last run; nothing is kept)."""
     if plan.command is None:
-        return {"runs": None, "failedFirst": None, "quickPhase": None}
-    arranged = arrange(plan, enabled)
+        return dict.fromkeys(("runs", "failedFirst", "quickPhase", "affectedFirst", "affected"))
+    arranged = arrange(plan, enabled, affected=enabled and affected, remember=False)
+    found = arranged.affected
     return {
         "runs": arranged.command,
         "failedFirst": arranged.failed_first,
         "quickPhase": arranged.quick_rule,
+        "affectedFirst": affected_note(arranged, enabled, affected),
+        "affected": found.to_json() if found is not None else None,
     }
+
+
+def affected_note(arranged: Arrangement, enabled: bool, affected: bool) -> str:
+    """What affected-first did, or why it did nothing, in words."""
+    if not enabled:
+        return "affected first: off (failedFirst is false)"
+    if not affected:
+        return "affected first: off (affectedFirst is false)"
+    if arranged.affected is None:
+        return "affected first: " + arranged.quick_rule
+    return arranged.affected.note

@@ -1,7 +1,8 @@
 """The one explain document: what `verify.explain` answers and `lsp-verify explain` prints.
 
 The plan (SPEC section 9: folder, source, runner, command, reason, manifest, fingerprint,
-steps, rules), how a run of it is arranged (`runs`, `failedFirst`, `quickPhase`), the
+steps, rules), how a run of it is arranged (`runs`, `failedFirst`, `quickPhase`, `affectedFirst` and
+the files `affected` would select now), the
 settings in effect, and the problems of `.lsp-verify.toml`, each with its line.
 """
 
@@ -19,7 +20,7 @@ def explain_document(plan: Plan, settings: Settings, project: ProjectFile | None
     messages = project.parsed.messages if project is not None else ()
     return {
         **plan_to_json(plan),
-        **arrangement_json(plan, settings.failed_first),
+        **arrangement_json(plan, settings.failed_first, settings.affected_first),
         "settings": settings_json(settings),
         "messages": [message_text(m) for m in messages],
     }

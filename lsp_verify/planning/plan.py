@@ -30,7 +30,7 @@ from lsp_verify.config.settings import PROJECT_FILE, ParsedSettings, effective_s
 from lsp_verify.planning.detect import MAKEFILES, Match, Root
 from lsp_verify.planning.toolchains import INPUTS as TOOLCHAIN_INPUTS
 from lsp_verify.planning.toolchains import RULES
-from lsp_verify.record import Outcome, Phase, Record, Trigger, now_iso
+from lsp_verify.record import Affected, Outcome, Phase, Record, Trigger, now_iso
 
 if TYPE_CHECKING:
     from lsp_verify.problems.base import Problem
@@ -407,6 +407,7 @@ def record_for_plan(
     failed_first: str | None = None,
     phases: tuple[Phase, ...] = (),
     command: str | None = None,
+    affected: Affected | None = None,
     matcher_errors: int = 0,
 ) -> Record:
     """The record of a run of `plan`: by default one that never started (no plan, declined,
@@ -433,5 +434,6 @@ def record_for_plan(
         document=document,
         failed_first=failed_first,
         phases=phases,
+        affected=affected,
         matcher_errors=matcher_errors,
     )

@@ -1,8 +1,9 @@
 """The configuration pytest itself would use for a run in a folder, read as pytest reads it.
 
 Only what decides how lsp-verify may arrange a pytest run is read: `addopts`, `testpaths`,
-`python_files` and `norecursedirs`. The file is found as pytest finds it when given no
-paths: in the folder, then in each folder above it, the first of `pytest.ini`, `.pytest.ini`,
+`python_files`, `norecursedirs`, `cache_dir` and `pythonpath` (where imports resolve from).
+The file is found as pytest finds it when given no paths: in the folder, then in each folder
+above it, the first of `pytest.ini`, `.pytest.ini`,
 `pyproject.toml` with a `[tool.pytest.ini_options]` (or pytest 9's `[tool.pytest]`) table,
 `tox.ini` with `[pytest]`, `setup.cfg` with `[tool:pytest]`. A file that cannot be read or
 parsed is a reason, never an exception: the caller then leaves the run as it is.
@@ -24,6 +25,7 @@ __all__ = [
     "DEFAULT_NORECURSE",
     "DEFAULT_PYTHON_FILES",
     "PytestConfig",
+    "failed_files",
     "failed_last_time",
     "locate",
 ]
@@ -40,7 +42,7 @@ DEFAULT_NORECURSE = (
     "venv",
     "{arch}",
 )
-_KEYS = ("addopts", "testpaths", "python_files", "norecursedirs", "cache_dir")
+_KEYS = ("addopts", "testpaths", "python_files", "norecursedirs", "cache_dir", "pythonpath")
 # (file name, section that makes it pytest's, or None when the file counts by existing)
 _CANDIDATES = (
     ("pytest.ini", None),
@@ -63,6 +65,7 @@ class PytestConfig:
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
     cache_dir: tuple[str, ...] = ()
     problem: str | None = None
+    pythonpath: tuple[str, ...] = ()
 
     @property
     def rootdir(self) -> str | None:
@@ -110,6 +113,7 @@ def _read(path: str, section: str | None) -> PytestConfig | None:
         python_files=values.get("python_files", DEFAULT_PYTHON_FILES),
         norecursedirs=values.get("norecursedirs", DEFAULT_NORECURSE),
         cache_dir=values.get("cache_dir", ()),
+        pythonpath=values.get("pythonpath", ()),
     )
 
 
@@ -127,6 +131,23 @@ def failed_last_time(config: PytestConfig, folder: str, relative: str) -> bool |
     # parsing a big cache took half a second on every save of a test file.
     key = json.dumps(relative).encode()[:-1]
     return data.find(key + b"::") >= 0 or data.find(key + b'"') >= 0
+
+
+def failed_files(config: PytestConfig, folder: str, limit: int = 50) -> tuple[str, ...]:
+    """The files (paths from the rootdir) of the tests pytest's cache says failed in the last
+    run, at most `limit`; none when the cache cannot be read."""
+    root = config.rootdir or folder
+    cache = os.path.join(root, config.cache_dir[0] if config.cache_dir else ".pytest_cache")
+    try:
+        data = json.loads(
+            read_limited(os.path.join(cache, "v", "cache", "lastfailed"), 16 * 1024 * 1024)
+        )
+    except (OSError, ValueError, RecursionError):
+        return ()
+    if not isinstance(data, dict):
+        return ()
+    files = dict.fromkeys(str(key).split("::", 1)[0] for key in data)
+    return tuple(files)[:limit]
 
 
 def _first_line(exc: BaseException) -> str:

@@ -20,8 +20,8 @@ from lsp_verify.record import Phase, Record, Trigger
 from lsp_verify.running.runner import Hooks, RunResult, run_steps
 
 ENDED_BY_QUICK = (
-    "the saved test file failed when run alone, and the full command stops at its first "
-    "failure: it would fail too, so it did not run"
+    "the quick phase (the saved test file, the test files the changes affect) failed, and the "
+    "full command stops at its first failure: it would fail too, so it did not run"
 )
 
 
@@ -61,6 +61,7 @@ async def execute_plan(
     trigger: Trigger,
     document: str | None = None,
     saved: str | None = None,
+    changed: tuple[str, ...] = (),
     cancel: asyncio.Event | None = None,
     on_line: Callable[[str], None] | None = None,
     on_spawn: Callable[[int], None] | None = None,
@@ -72,12 +73,25 @@ async def execute_plan(
     `on_phase` of each phase (its name and the command as it runs) as it starts.
 
     saved: the absolute path of the file whose save triggered the run. When it is a test
-    file the run collects, it runs alone first (`arrange.Quick`): its failures reach
-    `on_problem` before the full command starts. The record is the plan's (its fingerprint
-    is the approved one) with the command as it ran, and each phase."""
+    file the run collects, it runs first, with the test files that import what changed
+    (`changed`: absolute paths, beside what changed on disk since the last run), as a quick
+    phase (`arrange.Quick`): its failures reach `on_problem` before the full command starts.
+    The record is the plan's (its fingerprint is the approved one) with the command as it
+    ran, each phase, and what affected-first found."""
     if plan.command is None:
         return record_for_plan(plan, trigger=trigger, outcome="no-plan", document=document)
-    arranged = arrange(plan, settings.failed_first, saved)
+    # Reading the folder's Python files for the import graph takes up to a second for a big
+    # project seen for the first time: not on the event loop.
+    arranged = await asyncio.to_thread(
+        arrange,
+        plan,
+        settings.failed_first,
+        saved,
+        affected=settings.failed_first and settings.affected_first,
+        changed=changed,
+    )
+    if cancel is not None and cancel.is_set():
+        return record_for_plan(plan, trigger=trigger, outcome="cancelled", document=document)
     phases: tuple[Phase, ...] = ()
     started: list[str] = []  # when the first phase started: the run's start
     matcher_errors = 0  # of every phase: a quick phase's problems were shown too
@@ -113,6 +127,7 @@ async def execute_plan(
             problems=result.problems,
             failed_first=arranged.failed_first,
             phases=phases,
+            affected=arranged.affected,
             matcher_errors=matcher_errors,
         )
 

@@ -79,11 +79,13 @@ def last_run_folder(state: State, uri: str | None) -> Folder | None:
     return target(state, uri)[0]
 
 
-def explain(folder: Folder) -> dict[str, Any]:
-    """The explain document of the folder's plan as it stands (see planning/explain.py)."""
+async def explain(folder: Folder) -> dict[str, Any]:
+    """The explain document of the folder's plan as it stands (see planning/explain.py).
+    Off the event loop: what affected-first would select reads the folder's Python files."""
     from lsp_verify.planning.explain import explain_document
 
-    return explain_document(folder.plan(), folder.settings(), folder.project())
+    plan, settings, project = folder.plan(), folder.settings(), folder.project()
+    return await asyncio.to_thread(explain_document, plan, settings, project)
 
 
 async def approve(state: State, folder: Folder) -> dict[str, Any]:

@@ -123,6 +123,7 @@ async def _execute(
             trigger=request.trigger,
             document=request.document,
             saved=_saved_path(request),
+            changed=_changed(request),
             cancel=request.cancel,
             on_line=_each(listeners),
             on_problem=live.add,
@@ -239,6 +240,15 @@ def _saved_path(request: RunRequest) -> str | None:
     if request.trigger != "save" or request.document is None:
         return None
     return uri_to_path(request.document)
+
+
+def _changed(request: RunRequest) -> tuple[str, ...]:
+    """The file a save, a change on disk or runNow named: changed, for affected-first (the
+    run finds the files changed on disk since the last run itself)."""
+    if request.document is None:
+        return ()
+    path = uri_to_path(request.document)
+    return () if path is None else (path,)
 
 
 def _each(listeners: list[Callable[[str], None]]) -> Callable[[str], None] | None:

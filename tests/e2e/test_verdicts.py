@@ -264,6 +264,16 @@ SAVED = {
 }
 
 
+# The module each pytest layout's test file imports: edited and saved, the test file runs
+# first (affected first, on by default).
+AFFECTING = {
+    "pytest.ini pythonpath": "src/calc.py",
+    "pyproject pythonpath": "src/calc.py",
+    "setup.cfg pythonpath": "src/calc.py",
+    "tox.ini pythonpath": "src/calc.py",
+}
+
+
 def through_the_server(
     folder: Path, state: Path, env: dict[str, str], saved: str | None = None
 ) -> dict[str, Any]:
@@ -346,5 +356,21 @@ def test_the_verdict_is_the_bare_commands(
         assert saved["phases"][0]["phase"] == "quick", saved
         assert saved["exitCode"] == bare.returncode, saved
         assert saved["outcome"] == record["outcome"]
+    if layout in AFFECTING:
+        # Affected first: an edit of the module the test file imports runs that file first
+        # (in a suite of three, so that it is not more than half); the verdict is the same.
+        write(folder, {f"tests/test_more{i}.py": "def test_more():\n    pass\n" for i in (1, 2)})
+        settle = [sys.executable, "-m", "lsp_verify", "check", str(folder), "--json"]
+        settled = subprocess.run(settle, env=env, capture_output=True, text=True, timeout=150)
+        assert "more than half the suite" in settled.stdout  # two new test files of three
+        shutil.rmtree(folder / ".pytest_cache", ignore_errors=True)
+        source = folder / AFFECTING[layout]
+        source.write_text(source.read_text() + "\n")
+        edited = through_the_server(folder, state, env, AFFECTING[layout])
+        assert [p["phase"] for p in edited["phases"]] == ["quick", "full"], edited
+        assert edited["phases"][0]["command"].startswith("pytest tests/test_calc.py "), edited
+        assert edited["affected"]["chain"] == ["tests/test_calc.py", AFFECTING[layout]]
+        assert edited["exitCode"] == bare.returncode, edited
+        assert edited["outcome"] == record["outcome"]
     shown = lang_tools.without_install_folder(said + "\n".join(record["tail"]))
     assert "/lsp-verify-" not in shown  # no temp path of ours

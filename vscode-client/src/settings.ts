@@ -13,6 +13,7 @@ export const SERVER_SETTING_KEYS = [
     'autoDetect',
     'confirm',
     'failedFirst',
+    'affectedFirst',
 ] as const;
 
 /**

@@ -31,7 +31,7 @@ SPEC_KEYS = {
     "rules",
 }
 # What explain adds to the plan: the command as it runs, and why so (arrange.py).
-ARRANGED_KEYS = {"runs", "failedFirst", "quickPhase"}
+ARRANGED_KEYS = {"runs", "failedFirst", "quickPhase", "affectedFirst", "affected"}
 
 
 def run_explain(folder: str) -> tuple[int, dict[str, object]]:

@@ -120,6 +120,7 @@ WRONG: list[tuple[str, object, str, str]] = [
     ("autoDetect", None, "null", "true"),
     ("failedFirst", "no", "'no'", "true"),
     ("failedFirst", 0, "0", "true"),
+    ("affectedFirst", "off", "'off'", "true"),
     ("confirm", "sometimes", "'sometimes'", "'onChange'"),
     ("confirm", "onchange", "'onchange'", "'onChange'"),
     ("confirm", False, "false", "'onChange'"),
@@ -135,6 +136,7 @@ FIELDS = {
     "autoDetect": "auto_detect",
     "confirm": "confirm",
     "failedFirst": "failed_first",
+    "affectedFirst": "affected_first",
 }
 
 
@@ -309,6 +311,7 @@ def test_project_file_never_yields_the_users_keys(tmp_path: Path) -> None:
 
 def test_the_repository_keys_are_the_spec_list() -> None:
     assert sorted(REPOSITORY_KEYS) == [
+        "affectedFirst",
         "command",
         "failedFirst",
         "globs",

@@ -165,3 +165,14 @@ async def test_with_agent_hooks_a_save_the_globs_pass_over_is_in_the_run_file(
     value = run_file.read(str(tmp_path))
     assert value is not None and value["ignored"] > 0 and value["saved"] == 0
     assert folder.verifier.state == "idle"
+
+
+async def test_the_document_of_a_save_or_of_run_now_is_what_changed(tmp_path: Path) -> None:
+    """Affected first hears of the file a save, a change on disk or runNow named."""
+    document = (tmp_path / "app.py").as_uri()
+    for trigger in ("save", "runNow"):
+        named = RunRequest(str(tmp_path), trigger, document, asyncio.Event())
+        assert run._changed(named) == (str(tmp_path / "app.py"),)
+    assert run._changed(RunRequest(str(tmp_path), "runNow", None, asyncio.Event())) == ()
+    untitled = RunRequest(str(tmp_path), "save", "untitled:Untitled-1", asyncio.Event())
+    assert run._changed(untitled) == ()
