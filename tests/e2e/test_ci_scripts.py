@@ -580,3 +580,13 @@ def test_deno_is_installed_from_inside_its_own_folder(tmp_path: Path) -> None:
         ["npm install --no-audit --no-fund deno@2.9.6 (in T/lang/deno)"],
     )
     assert os.access(folder / "bin" / "deno", os.X_OK)  # the link resolves
+
+
+def test_a_failed_tool_install_skips_its_tests_outside_ci_and_fails_ci(tmp_path: Path) -> None:
+    failing = "bash tests/tools/install-opencode.sh"
+    out, ran = ci_run(tmp_path / "local", "e2e", FAIL=failing)
+    assert "tests/tools/install-opencode.sh failed: the tests that need it are skipped" in out
+    [pytest_line] = [line for line in ran if " -m pytest -m not unit" in line]
+    assert " opencode  claude T/cache/claude-code " in pytest_line, pytest_line
+    out, _ = ci_run(tmp_path / "ci", "e2e", FAIL=failing, CI="true", status=1)
+    assert "tests/tools/install-opencode.sh failed" in out
