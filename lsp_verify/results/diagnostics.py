@@ -10,6 +10,7 @@ what failed. The summary diagnostic never goes stale.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import os
 from collections.abc import Iterable
@@ -126,16 +127,35 @@ class DiagnosticStore:
 
 class Diagnostics(DiagnosticStore):
     """The store, as the client sees it: each change of a document's diagnostics gives it a
-    new result id (for pulls) and is handed to `publish` (for pushes)."""
+    new result id (for pulls) and is handed to `publish` (for pushes).
 
-    def __init__(self, publish: Callable[[str], None]) -> None:
+    A document with no diagnostics that is not open is forgotten, result id and all (a
+    server sees thousands of documents come and go over days). That stays right for a
+    client holding any id it was given: ids are unique over the store's life, so a forgotten
+    document's old id never matches again, and "0" only ever names the empty report."""
+
+    def __init__(
+        self, publish: Callable[[str], None], is_open: Callable[[str], bool] = lambda _: False
+    ) -> None:
         super().__init__()
         self._publish = publish
+        self._is_open = is_open
         self._result_ids: dict[str, int] = {}
+        self._ids = itertools.count(1)
+
+    def documents(self) -> set[str]:
+        """The documents the store holds anything for."""
+        return self._layers.keys() | self._result_ids.keys()
 
     def changed(self, uri: str) -> None:
-        self._result_ids[uri] = self._result_ids.get(uri, 0) + 1
+        self._result_ids[uri] = next(self._ids)
         self._publish(uri)
+        self.release(uri)
+
+    def release(self, uri: str) -> None:
+        """Forget a document that has no diagnostics and is not open (it has just closed)."""
+        if uri not in self._layers and uri in self._result_ids and not self._is_open(uri):
+            del self._result_ids[uri]
 
     def result_id(self, uri: str) -> str:
         return str(self._result_ids.get(uri, 0))

@@ -153,3 +153,35 @@ async def test_requests_the_client_never_answers_are_released(
     withdrawn = [m["params"]["id"] for m in writer.messages if m.get("method") == "$/cancelRequest"]
     assert len(asked) == 3 * ROUNDS and sorted(withdrawn) == sorted(asked)
     assert kept(ls) == {}
+
+
+async def test_a_closed_document_without_diagnostics_is_forgotten_and_pulled_right(
+    server: tuple[VerifyServer, Writer], tmp_path: Any
+) -> None:
+    from lsp_verify.lsp import handlers
+    from lsp_verify.results.diagnostics import Entry
+
+    ls, _ = server
+    ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)(handlers.did_close)
+    initialize(ls)
+    uri = f"{tmp_path.as_uri()}/a.py"
+    at = types.Position(line=0, character=0)
+    found = types.Diagnostic(range=types.Range(start=at, end=at), message="failed")
+    document = {"uri": uri, "languageId": "python", "version": 1, "text": "x = 1\n"}
+    send(ls, method="textDocument/didOpen", params={"textDocument": document})
+    ls.state.diagnostics.replace_verify({uri: [Entry(found)]}, lambda _: True)
+    held = ls.state.diagnostics.result_id(uri)  # the client pulled the failure
+    ls.state.diagnostics.replace_verify({}, lambda _: True)
+    assert ls.state.diagnostics.documents() == {uri}  # open: its empty report's id is kept
+    send(ls, method="textDocument/didClose", params={"textDocument": {"uri": uri}})
+    await settle()
+    assert ls.state.diagnostics.documents() == set()
+    pulled = types.DocumentDiagnosticParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id=held
+    )
+    report = await handlers.pull_document(ls, pulled)
+    assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
+    assert report.items == [] and report.result_id != held
+    pulled.previous_result_id = report.result_id
+    report = await handlers.pull_document(ls, pulled)
+    assert isinstance(report, types.RelatedUnchangedDocumentDiagnosticReport)
