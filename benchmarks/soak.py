@@ -1,6 +1,6 @@
 """A week of use in minutes: the server's memory and its save -> publish latency, flat?
 
-    python benchmarks/soak.py [--cycles 1000] [--warmup 60] [--samples 50] [--files 4000]
+    python benchmarks/soak.py [--cycles 1000] [--warmup 200] [--samples 50] [--files 4000]
                               [--spread 200] [--quick] [--check]
 
 Drives one real `python -m lsp_verify` over stdio (tests/support/stdio.py's client, this
@@ -8,19 +8,21 @@ checkout's code, temporary XDG folders) as an editor would over days. The comman
 lines and one located problem, and fails; progress is on (the client answers its creates),
 the client pulls and takes pushes. Each cycle:
   a save and its run, `verify.runNow`, `verify.showLastRun`, `verify.explain`, a pull of the
-  saved document, a document opened, changed and closed;
+  saved document, a document opened, changed (ten keystrokes) and closed;
   every 5th cycle a workspace pull; every 10th the settings changed (the client answers the
   server's workspace/configuration with another tailLines) and a folder added and removed;
   every 20th a run that locates problems in the next --spread of --files files (which lose
   them at the next save): over the whole soak thousands of documents get diagnostics and
   lose them again.
-After --warmup cycles it reads the tree's PSS (the keeper and the server, /proc smaps_rollup)
-and the median save -> publish latency of --samples saves (and the server's CPU time per
-save); again after --cycles more, with the PSS at each quarter on the way. It prints the
-growth per 1000 operations (a message to the server, a save or a command, is one) and the
-targets: PSS at the end within 1 MB of after warm-up, the end's latency within 10% of the
-start's. --check exits 1 when one is missed. --quick: 30 cycles after 10 of warm-up, 10
-samples, 400 files, a spread of 20 (what CI runs: a few seconds).
+After --warmup cycles (long enough for the server's bounded caches of paths and URIs, 1024
+entries each, to fill) it reads the tree's PSS (the keeper and the server, /proc
+smaps_rollup), its anonymous part, and the median save -> publish latency of --samples saves
+(and the server's CPU time per save); again after --cycles more, with the PSS at each
+quarter on the way. It prints the growth per 1000 operations (a message to the server, a
+save or a command, is one) and the targets: PSS at the end within 1 MB of after warm-up, the
+end's latency within 10% of the start's. --check exits 1 when one is missed. --quick: 30
+cycles after 10 of warm-up, 10 samples, 400 files, a spread of 20 (what CI runs: a few
+seconds).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ CAPABILITIES = {
 }
 TAIL = "".join(f"collecting part {n} of the output\n" for n in range(100))
 COMMAND = "cat report.txt; exit 1"
+KEYSTROKES = 10  # didChange notifications while a document is open
 
 
 class Soak:
@@ -155,11 +158,12 @@ class Soak:
         uri = (self.folder / "gen" / f"open{self.cycle % 50}.py").as_uri()
         document = {"uri": uri, "languageId": "python", "version": 1, "text": "x = 1\n"}
         self.send("textDocument/didOpen", {"textDocument": document})
-        change = [{"range": _range(0, 4, 0, 5), "text": "2"}]
-        self.send(
-            "textDocument/didChange",
-            {"textDocument": {"uri": uri, "version": 2}, "contentChanges": change},
-        )
+        for version in range(2, 2 + KEYSTROKES):
+            change = [{"range": _range(0, 4, 0, 5), "text": str(version % 10)}]
+            self.send(
+                "textDocument/didChange",
+                {"textDocument": {"uri": uri, "version": version}, "contentChanges": change},
+            )
         self.send("textDocument/didClose", {"textDocument": {"uri": uri}})
 
     def settings_changed(self) -> None:
@@ -202,10 +206,15 @@ class Soak:
 
     # ----- measures -----
 
-    def pss_kib(self) -> int:
-        """The tree's PSS once the server is quiet (what it holds, not what it is doing)."""
+    def pss_kib(self) -> tuple[int, int]:
+        """The tree's PSS, and its anonymous part, in the same state each time: after a plain
+        save (no spread run's diagnostics alive), once the server is quiet (what it holds,
+        not what it does). The file-backed rest is shared with every process that maps the
+        same interpreter and libraries: it moves as those come and go on the machine."""
+        self.save()
         self.client.pump_for(0.5)
-        return pss_kib(self.client.pids())
+        pids = self.client.pids()
+        return pss_kib(pids), pss_kib(pids, "Pss_Anon")
 
     def latency(self, samples: int) -> tuple[float, float]:
         """The median of `samples` save -> publish times, and the server's CPU time per save
@@ -226,7 +235,7 @@ def _range(line: int, start: int, end_line: int, end: int) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cycles", type=int, default=1000, help="cycles after the warm-up")
-    parser.add_argument("--warmup", type=int, default=60, help="cycles before the first measure")
+    parser.add_argument("--warmup", type=int, default=200, help="cycles before the first measure")
     parser.add_argument("--samples", type=int, default=50, help="saves timed at each end")
     parser.add_argument("--files", type=int, default=4000, help="files problems rotate over")
     parser.add_argument("--spread", type=int, default=200, help="files a spread run locates")
@@ -242,17 +251,21 @@ def main() -> int:
         try:
             for _ in range(args.warmup):
                 soak.run_cycle()
-            pss_start = soak.pss_kib()
+            pss_start, anon_start = soak.pss_kib()
             latency_start, cpu_start = soak.latency(args.samples)
             operations_start = soak.operations
             for n in range(1, args.cycles + 1):
                 soak.run_cycle()
                 if n % max(1, args.cycles // 4) == 0 and n < args.cycles:
-                    growth = soak.pss_kib() - pss_start
-                    print(f"after {n} cycles: {growth:+d} KiB since the warm-up", flush=True)
+                    pss, anon = soak.pss_kib()
+                    print(
+                        f"after {n} cycles: {pss - pss_start:+d} KiB since the warm-up "
+                        f"({anon - anon_start:+d} KiB anonymous)",
+                        flush=True,
+                    )
             operations = soak.operations - operations_start
             latency_end, cpu_end = soak.latency(args.samples)
-            pss_end = soak.pss_kib()
+            pss_end, anon_end = soak.pss_kib()
         finally:
             stop(soak.client)
         took = time.perf_counter() - began
@@ -267,6 +280,10 @@ def main() -> int:
     print(f"tree PSS (keeper + server) after warm-up: {pss_start / 1024:8.2f} MiB")
     print(f"tree PSS after everything:               {pss_end / 1024:8.2f} MiB")
     print(f"growth: {growth:+d} KiB, {per_1000:+.1f} KiB per 1000 operations")
+    print(
+        f"of which anonymous (not file-backed): {anon_start / 1024:.2f} -> "
+        f"{anon_end / 1024:.2f} MiB, {anon_end - anon_start:+d} KiB"
+    )
     print(
         f"save -> publish, median of {args.samples}: {latency_start * 1000:.2f} ms at the start, "
         f"{latency_end * 1000:.2f} ms at the end ({(ratio - 1) * 100:+.1f}%)"
