@@ -185,3 +185,15 @@ async def test_a_closed_document_without_diagnostics_is_forgotten_and_pulled_rig
     pulled.previous_result_id = report.result_id
     report = await handlers.pull_document(ls, pulled)
     assert isinstance(report, types.RelatedUnchangedDocumentDiagnosticReport)
+
+
+def test_a_capability_is_read_from_the_capabilities_the_client_declared_last(
+    server: tuple[VerifyServer, Writer],
+) -> None:
+    ls, _ = server
+    ls.protocol.client_capabilities = types.ClientCapabilities()
+    assert not ls.has("window.work_done_progress")
+    window = types.WindowClientCapabilities(work_done_progress=True)
+    ls.protocol.client_capabilities = types.ClientCapabilities(window=window)
+    assert ls.has("window.work_done_progress") and ls.has("window.work_done_progress")
+    assert not ls.has("workspace.diagnostics.refresh_support")
