@@ -1,6 +1,6 @@
 """A week of use in minutes: the server's memory and its save -> publish latency, flat?
 
-    python benchmarks/soak.py [--cycles 1000] [--warmup 200] [--samples 50] [--files 4000]
+    python benchmarks/soak.py [--cycles 1000] [--warmup 400] [--samples 50] [--files 4000]
                               [--spread 200] [--quick] [--check]
 
 Drives one real `python -m lsp_verify` over stdio (tests/support/stdio.py's client, this
@@ -14,15 +14,16 @@ the client pulls and takes pushes. Each cycle:
   every 20th a run that locates problems in the next --spread of --files files (which lose
   them at the next save): over the whole soak thousands of documents get diagnostics and
   lose them again.
-After --warmup cycles (long enough for the server's bounded caches of paths and URIs, 1024
-entries each, to fill) it reads the tree's PSS (the keeper and the server, /proc
-smaps_rollup), its anonymous part, and the median save -> publish latency of --samples saves
-(and the server's CPU time per save); again after --cycles more, with the PSS at each
-quarter on the way. It prints the growth per 1000 operations (a message to the server, a
-save or a command, is one) and the targets: PSS at the end within 1 MB of after warm-up, the
-end's latency within 10% of the start's. --check exits 1 when one is missed. --quick: 30
-cycles after 10 of warm-up, 10 samples, 400 files, a spread of 20 (what CI runs: a few
-seconds).
+After --warmup cycles (by default one whole turn through the files: the server's bounded
+caches of paths and URIs fill, and so does the interpreter's table of interned names, which
+pathlib adds each file's name to and which never shrinks) it reads the tree's PSS (the
+keeper and the server, /proc smaps_rollup), its anonymous part, and the median save ->
+publish latency of --samples saves (and the server's CPU time per save); again after
+--cycles more, with the PSS at each quarter on the way. It prints the growth per 1000
+operations (a message to the server, a save or a command, is one) and the targets: PSS at
+the end within 1 MB of after warm-up, the end's latency within 10% of the start's. --check
+exits 1 when one is missed. --quick: 30 cycles after 10 of warm-up, 10 samples, 400 files,
+a spread of 20 (what CI runs: a few seconds).
 """
 
 from __future__ import annotations
@@ -235,7 +236,7 @@ def _range(line: int, start: int, end_line: int, end: int) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cycles", type=int, default=1000, help="cycles after the warm-up")
-    parser.add_argument("--warmup", type=int, default=200, help="cycles before the first measure")
+    parser.add_argument("--warmup", type=int, default=400, help="cycles before the first measure")
     parser.add_argument("--samples", type=int, default=50, help="saves timed at each end")
     parser.add_argument("--files", type=int, default=4000, help="files problems rotate over")
     parser.add_argument("--spread", type=int, default=200, help="files a spread run locates")
