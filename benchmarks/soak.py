@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parent.parent
 # tests/support holds the one LSP client of the tests and the benchmarks.
 sys.path.append(str(REPO))
 
-from tests.support.procs import pss_kib  # noqa: E402
+from tests.support.procs import pss_kib, status_kib  # noqa: E402
 from tests.support.stdio import (  # noqa: E402
     Message,
     Reply,
@@ -210,6 +210,11 @@ class Soak:
 
     # ----- measures -----
 
+    def file_rss_kib(self) -> int:
+        """The file-backed pages the tree has resident (RssFile), counted whole: what it maps,
+        whoever else maps the same files (which moves its PSS, not this)."""
+        return sum(status_kib(pid, "RssFile:") for pid in self.client.pids())
+
     def pss_kib(self) -> tuple[int, int]:
         """The tree's PSS, and its anonymous part, in the same state each time: after a plain
         save (no spread run's diagnostics alive), once the server is quiet (what it holds,
@@ -266,6 +271,7 @@ def main() -> int:
             for _ in range(args.warmup):
                 soak.run_cycle()
             pss_start, anon_start = soak.pss_kib()
+            mapped_start = soak.file_rss_kib()
             latency_start, cpu_start = soak.latency(args.samples)
             operations_start = soak.operations
             for n in range(1, args.cycles + 1):
@@ -280,6 +286,7 @@ def main() -> int:
             operations = soak.operations - operations_start
             latency_end, cpu_end = soak.latency(args.samples)
             pss_end, anon_end = soak.pss_kib()
+            mapped_end = soak.file_rss_kib()
             fresh = Soak(Path(tmp) / "fresh", args.files, args.spread)
             try:
                 for _ in range(min(FRESH_WARMUP, args.warmup)):
@@ -303,7 +310,8 @@ def main() -> int:
     print(f"growth: {growth:+d} KiB, {per_1000:+.1f} KiB per 1000 operations")
     print(
         f"of which anonymous (not file-backed): {anon_start / 1024:.2f} -> "
-        f"{anon_end / 1024:.2f} MiB, {anon_end - anon_start:+d} KiB"
+        f"{anon_end / 1024:.2f} MiB, {anon_end - anon_start:+d} KiB; file-backed resident "
+        f"(RssFile, whoever shares it): {mapped_start / 1024:.2f} -> {mapped_end / 1024:.2f} MiB"
     )
     print(
         f"save -> publish, median of {args.samples}: {latency_start * 1000:.2f} ms at the start, "
