@@ -120,6 +120,12 @@ def did_open(ls: VerifyServer, params: types.DidOpenTextDocumentParams) -> None:
     triggers.on_open(ls.state, params.text_document.uri)
 
 
+@SERVER.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: VerifyServer, params: types.DidCloseTextDocumentParams) -> None:
+    # pygls has dropped the document already: one with no diagnostics left is forgotten.
+    ls.state.diagnostics.release(params.text_document.uri)
+
+
 @SERVER.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched(ls: VerifyServer, params: types.DidChangeWatchedFilesParams) -> None:
     trigger_changed(ls.state, [(change.uri, int(change.type)) for change in params.changes])

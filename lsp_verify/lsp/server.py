@@ -73,10 +73,22 @@ class VerifyServer(LanguageServer):
         self.cancels: dict[str, asyncio.Event] = {}  # progress token -> its run's cancel
         self.started = False  # `initialized` (or its stand-in) has loaded the settings
         self._cannot_answer = False  # the client showed it cannot answer a question (can_ask)
+        self._capabilities_read: object = None
+        self._declared: dict[str, bool] = {}  # capability -> declared, for _capabilities_read
 
     def has(self, capability: str) -> bool:
-        """Whether the client declared a capability (a dotted path, as pygls spells it)."""
-        return bool(get_capability(self.protocol.client_capabilities, capability, False))
+        """Whether the client declared a capability (a dotted path, as pygls spells it).
+        Asked a few times a run: each answer is kept for the capabilities it was read from
+        (pygls' lookup makes new attribute names each time, which the interpreter's type
+        cache then holds on to)."""
+        capabilities = self.protocol.client_capabilities
+        if capabilities is not self._capabilities_read:
+            self._capabilities_read, self._declared = capabilities, {}
+        declared = self._declared.get(capability)
+        if declared is None:
+            declared = bool(get_capability(capabilities, capability, False))
+            self._declared[capability] = declared
+        return declared
 
     # ----- what the transport hands over -----
 

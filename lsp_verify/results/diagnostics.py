@@ -12,6 +12,7 @@ document again (see SPEC section 5, "Stale after edit"): the run that saw it spe
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import os
@@ -134,20 +135,42 @@ class DiagnosticStore:
 
 class Diagnostics(DiagnosticStore):
     """The store, as the client sees it: each change of a document's diagnostics gives it a
-    new result id (for pulls) and is handed to `publish` (for pushes)."""
+    new result id (for pulls) and is handed to `publish` (for pushes).
 
-    def __init__(self, publish: Callable[[str], None]) -> None:
+    A document with no diagnostics that is not open is forgotten, result id and all (a
+    server sees thousands of documents come and go over days). That stays right for a
+    client holding any id it was given: ids are unique over the store's life, so a forgotten
+    document's old id never matches again, and "0" only ever names the empty report."""
+
+    def __init__(
+        self, publish: Callable[[str], None], is_open: Callable[[str], bool] = lambda _: False
+    ) -> None:
         super().__init__()
         self._publish = publish
+        self._is_open = is_open
         self._result_ids: dict[str, int] = {}
         # time.time() of each document's latest edit that triggered a run, and of the start
         # of the run whose verdict its layer holds.
         self._saved: dict[str, float] = {}
         self._verdict_began: dict[str, float] = {}
+        self._ids = itertools.count(1)
+
+    def documents(self) -> set[str]:
+        """The documents the store holds anything for."""
+        return self._layers.keys() | self._result_ids.keys()
 
     def changed(self, uri: str) -> None:
-        self._result_ids[uri] = self._result_ids.get(uri, 0) + 1
+        self._result_ids[uri] = next(self._ids)
         self._publish(uri)
+        self.release(uri)
+
+    def release(self, uri: str) -> None:
+        """Forget a document that has no diagnostics and is not open (it has just closed).
+        When its latest triggering edit was is kept (a float a document saved this session):
+        a run that began before it must still not speak for it."""
+        if uri not in self._layers and uri in self._result_ids and not self._is_open(uri):
+            del self._result_ids[uri]
+            self._verdict_began.pop(uri, None)
 
     def result_id(self, uri: str) -> str:
         return str(self._result_ids.get(uri, 0))
@@ -186,7 +209,7 @@ class Diagnostics(DiagnosticStore):
         self._saved[uri] = time.time()
         entries = self.entries(uri, VERIFY)
         if self.set(uri, VERIFY, [e for e in entries if e.anchor is not None]):
-            self._result_ids[uri] = self._result_ids.get(uri, 0) + 1  # a pull reads it so
+            self._result_ids[uri] = next(self._ids)  # a pull reads it so
 
     def saw(self, uri: str, began: float) -> bool:
         """Whether a run that began at `began` (time.time()) saw the latest edit of `uri`."""

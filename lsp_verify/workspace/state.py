@@ -41,7 +41,7 @@ class State:
         self.ui = ui
         self.folders: dict[str, Folder] = {}  # by path
         self.options = options or InitOptions()
-        self.diagnostics = Diagnostics(functools.partial(run.publish, self))
+        self.diagnostics = Diagnostics(functools.partial(run.publish, self), self.is_open)
         self.closing = False  # the server stops: nothing more is sent
         self._warned: set[str] = set()
         self._shown = 0  # problems shown as pop-ups so far
@@ -144,6 +144,9 @@ class State:
             return self.folder_of_uri(uri)[0] is folder
 
         return in_folder
+
+    def is_open(self, uri: str) -> bool:
+        return self.ui.document_text(uri) is not None
 
     def line_text(self, uri: str, line: int) -> str | None:
         """A document's line as the client has it open, else as it is on disk."""

@@ -399,6 +399,7 @@ def test_every_stage_runs_in_order_when_none_is_named(tmp_path: Path) -> None:
         "python benchmarks/adversarial.py --quick",
         "python benchmarks/located.py",
         "python benchmarks/feedback.py --quick",
+        "python benchmarks/soak.py --quick",
         "bash .ci/vscode.sh ",
     ]
     assert ci_run(tmp_path / "all", "all", CI="true")[1] == ran

@@ -98,3 +98,17 @@ def private_kib(pid: int) -> int:
             if line.startswith(("Private_Clean:", "Private_Dirty:")):
                 total += int(line.split()[1])
     return total
+
+
+def pss_kib(pids: list[int], field: str = "Pss") -> int:
+    """The proportional set size of the processes `pids` together, in KiB: each page counted
+    once across them, however many share it (a server and the keeper it forked from).
+    `field`: another line of smaps_rollup, such as `Pss_Anon` (the part no file backs: what
+    the processes allocated, whatever other processes map the same libraries)."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith(f"{field}:"):
+                    total += int(line.split()[1])
+    return total
