@@ -141,7 +141,11 @@ async def test_requests_the_client_never_answers_are_released(
     ls, writer = server
     monkeypatch.setattr("lsp_verify.lsp.server.QUESTION_S", 0.001)
     monkeypatch.setattr("lsp_verify.lsp.server.CLIENT_S", 0.001)
-    send(ls, id="init", method="initialize", params={"processId": None, "capabilities": {}})
+    # A client that declared it can be asked: its silence is a dismissal, bounded by QUESTION_S.
+    capabilities = {"window": {"showMessage": {}}}
+    send(
+        ls, id="init", method="initialize", params={"processId": None, "capabilities": capabilities}
+    )
     for _ in range(ROUNDS):
         assert await ls.ask("run make test?", ["Run", "Not now"]) is None
         ls.request_later(types.WORKSPACE_DIAGNOSTIC_REFRESH, None)
