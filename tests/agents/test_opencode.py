@@ -231,15 +231,16 @@ def test_two_edits_back_to_back_end_on_the_final_state(agent: Agent, capsys: Any
 
 
 def test_a_suite_of_about_four_seconds(agent: Agent, capsys: Any) -> None:
-    # The edit is to a module, not a test file, so no quick phase answers early: the whole
-    # suite runs, about 4 s (the slow test is collected first), longer than opencode's 3 s
-    # limit on a pull; the verdict reaches it as a push.
+    # The edit is to a module, not a test file; the one test file that imports it is the
+    # whole suite, so affected first has nothing quicker to run: the suite runs, about 4 s
+    # (the slow test is collected first), longer than opencode's 3 s limit on a pull; the
+    # verdict reaches it as a push.
     agent.write("answer.py", "ANSWER = 42\n")
     agent.write(
         "test_answer.py",
-        "from answer import ANSWER\n\n\ndef test_answer():\n    assert 6 * 7 == ANSWER\n",
+        "import time\n\nfrom answer import ANSWER\n\n\ndef test_a_slow():\n"
+        "    time.sleep(3.2)\n\n\ndef test_answer():\n    assert 6 * 7 == ANSWER\n",
     )
-    agent.write("test_a_slow.py", "import time\n\n\ndef test_slow():\n    time.sleep(3.2)\n")
     agent.approve()
     turns = agent.run([[agent.edit("answer.py", "= 42", "= 43")]])
     report(capsys, "4 s suite", turns)
