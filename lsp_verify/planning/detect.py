@@ -96,6 +96,15 @@ class Root:
         except UnicodeDecodeError as exc:
             return None, f"{name} is not UTF-8 (invalid byte at offset {exc.start})"
 
+    def first_text(self, names: tuple[str, ...], absent: str) -> tuple[str, str] | str:
+        """The first of `names` that exists and its text, for a tool that reads only the first
+        of them (make, rake); else why not (`absent` when none exists)."""
+        for name in names:
+            if self.file(name).exists:
+                text, why = self.text(name)
+                return (name, text) if text is not None else why
+        return absent
+
     def _parse(
         self, name: str, kind: str, parse: Callable[[str], object]
     ) -> tuple[object, str | None]:
@@ -368,15 +377,11 @@ def rule_cargo(root: Root) -> RuleResult:
 
 
 def rule_make(root: Root) -> RuleResult:
-    for name in MAKEFILES:
-        if root.file(name).exists:
-            break
-    else:
-        return "no GNUmakefile, makefile or Makefile"
     # make reads only the first of the three that exists, so the others are never consulted.
-    text, why = root.text(name)
-    if text is None:
-        return why
+    first = root.first_text(MAKEFILES, "no GNUmakefile, makefile or Makefile")
+    if isinstance(first, str):
+        return first
+    name, text = first
     targets = rule_targets(text)
     if "test" in targets:
         return Match(name, "make test", f"{name} has a rule for the target test")

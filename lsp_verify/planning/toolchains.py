@@ -26,7 +26,12 @@ from collections.abc import Callable
 
 from lsp_verify.planning.detect import RULES as SEED_RULES
 from lsp_verify.planning.detect import Match, Root, RuleResult
-from lsp_verify.planning.manifests import just_test_recipe, rake_test_task, zig_test_step
+from lsp_verify.planning.manifests import (
+    Found,
+    just_test_recipe,
+    rake_test_task,
+    zig_test_step,
+)
 
 DENO_FILES = ("deno.json", "deno.jsonc")
 RAKEFILES = ("rakefile", "Rakefile", "rakefile.rb", "Rakefile.rb")
@@ -49,6 +54,24 @@ NO_FAILED_FIRST = {
 
 def _named(near: tuple[str, ...]) -> str:
     return ", ".join(near)
+
+
+def _read_rule(
+    root: Root, name: str, read: Callable[[str], Found], command: str, says: tuple[str, str, str]
+) -> RuleResult:
+    """`command` when `read` finds what it wants in `name`; else why not. `says`: the reason
+    when found, the reason when not, and how a near miss is put (`{}`: what comes close)."""
+    text, why = root.text(name)
+    if text is None:
+        return why
+    found = read(text)
+    has, lacks, near = says
+    return Match(name, command, has) if found.found else _missing(lacks, found, near)
+
+
+def _missing(why: str, found: Found, near: str) -> str:
+    """A near miss: `why`, and what comes close in parentheses (`near` formats it)."""
+    return f"{why} ({near.format(_named(found.near))})" if found.near else why
 
 
 def _exists_rule(root: Root, name: str, command: str, tool: str) -> RuleResult:
@@ -90,21 +113,18 @@ def rule_deno(root: Root) -> RuleResult:
 
 
 def rule_rake(root: Root) -> RuleResult:
-    for name in RAKEFILES:
-        if root.file(name).exists:
-            break
-    else:
-        return "no Rakefile (rakefile, Rakefile, rakefile.rb, Rakefile.rb)"
     # rake loads only the first of them that exists.
-    text, why = root.text(name)
-    if text is None:
-        return why
+    first = root.first_text(RAKEFILES, "no Rakefile (rakefile, Rakefile, rakefile.rb, Rakefile.rb)")
+    if isinstance(first, str):
+        return first
+    name, text = first
     found = rake_test_task(text)
     if not found.found:
-        why = f"{name} defines no top-level task test"
-        if found.near:
-            why += f" (it has {_named(found.near)}: set verify.command to run one)"
-        return why
+        return _missing(
+            f"{name} defines no top-level task test",
+            found,
+            "it has {}: set verify.command to run one",
+        )
     command = "rake test"
     note = ""
     if root.is_file("Gemfile.lock"):
@@ -117,17 +137,8 @@ def rule_rake(root: Root) -> RuleResult:
 
 
 def rule_zig(root: Root) -> RuleResult:
-    name = "build.zig"
-    text, why = root.text(name)
-    if text is None:
-        return why
-    found = zig_test_step(text)
-    if found.found:
-        return Match(name, "zig build test", f'{name} declares the step "test"')
-    why = f'{name} declares no step "test"'
-    if found.near:
-        why += f" (it has {_named(found.near)})"
-    return why
+    has, lacks = 'build.zig declares the step "test"', 'build.zig declares no step "test"'
+    return _read_rule(root, "build.zig", zig_test_step, "zig build test", (has, lacks, "it has {}"))
 
 
 def rule_just(root: Root) -> RuleResult:
@@ -138,16 +149,9 @@ def rule_just(root: Root) -> RuleResult:
     others = [other for other in present[1:] if not _same_file(root, name, other)]
     if others:
         return f"{name} and {others[0]} are both there: just refuses to choose between them"
-    text, why = root.text(name)
-    if text is None:
-        return why
-    found = just_test_recipe(text)
-    if found.found:
-        return Match(name, "just test", f"{name} has a recipe test that needs no argument")
-    why = f"{name} has no recipe test that runs without arguments"
-    if found.near:
-        why += f" ({_named(found.near)})"
-    return why
+    has = f"{name} has a recipe test that needs no argument"
+    lacks = f"{name} has no recipe test that runs without arguments"
+    return _read_rule(root, name, just_test_recipe, "just test", (has, lacks, "{}"))
 
 
 def _same_file(root: Root, first: str, second: str) -> bool:
