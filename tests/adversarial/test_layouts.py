@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.stdio import StdioClient, server_env
+from tests.support.stdio import Reply, StdioClient, server_env
 from tests.support.wire import did_save, frame, show_last_run
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths")
@@ -73,8 +73,11 @@ def test_a_manifest_linked_outside_the_folder_is_fingerprinted_by_what_it_points
     after = explain(project, state)
     assert after["fingerprint"] != before["fingerprint"]
 
-    # A client that cannot ask: the linked plan is the repository's, so nothing runs.
-    server = raw().started(project, options={"verify": {}})
+    # A client that cannot ask (it answers the question MethodNotFound, as vscode-jsonrpc's
+    # clients do): the linked plan is the repository's, so nothing runs.
+    server = raw()
+    server.answers = lambda message: Reply(error=(-32601, "Unhandled method"))
+    server.started(project, options={"verify": {}})
     (project / "a.py").write_text("")
     server.send(did_save((project / "a.py").as_uri()))
     record = record_after(server, 2, "declined")

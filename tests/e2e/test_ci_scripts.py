@@ -304,7 +304,8 @@ def ci_run(
         for tool in ("python", "ruff", "mypy", "lint-imports", "check-jsonschema", "zizmor"):
             shutil.copy(recorder, tmp_path / "venv" / "bin" / tool)
     log = tmp_path / "log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LSP_VERIFY_")}
+    # Not CI either: whether this run is CI's is for each test to say (CI="true").
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LSP_VERIFY_") and k != "CI"}
     path = env_vars.pop("PATH", os.environ["PATH"])
     env.update(
         PATH=f"{stubs}{os.pathsep}{path}",
