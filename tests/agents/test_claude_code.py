@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from tests.agents.fake_model import FakeModel, ToolCall, Turn
+from tests.agents.installed import installed
 
 CLAUDE_CODE_VERSION = "2.1.332"
 REPO = Path(__file__).resolve().parents[2]
@@ -64,12 +65,7 @@ APPROVAL = "Only the user can approve it"
 
 
 def claude() -> str:
-    folder = os.environ.get("LSP_VERIFY_CLAUDE_CODE")
-    if not folder:
-        pytest.skip("LSP_VERIFY_CLAUDE_CODE is not set (tests/tools/install-claude-code.sh DIR)")
-    path = Path(folder) / "node_modules" / ".bin" / "claude"
-    assert path.exists(), f"no claude at {path}: run tests/tools/install-claude-code.sh {folder}"
-    return str(path)
+    return installed("LSP_VERIFY_CLAUDE_CODE", "claude", "install-claude-code.sh")
 
 
 class Agent:

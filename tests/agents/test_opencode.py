@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.agents.fake_model import FakeModel, ToolCall, Turn
+from tests.agents.installed import installed
 
 PASSING = "def test_answer():\n    assert 6 * 7 == 42\n"
 FAILING = "def test_answer():\n    assert 6 * 7 == 43\n"
@@ -38,12 +39,7 @@ OPENCODE_VERSION = "1.18.33"
 
 
 def opencode() -> str:
-    folder = os.environ.get("LSP_VERIFY_OPENCODE")
-    if not folder:
-        pytest.skip("LSP_VERIFY_OPENCODE is not set (tests/tools/install-opencode.sh DIR)")
-    path = Path(folder) / "node_modules" / ".bin" / "opencode"
-    assert path.exists(), f"no opencode at {path}: run tests/tools/install-opencode.sh {folder}"
-    return str(path)
+    return installed("LSP_VERIFY_OPENCODE", "opencode", "install-opencode.sh")
 
 
 class Agent:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -25,3 +27,19 @@ def empty_path(factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch)
     bin_dir = factory.mktemp("bin")
     monkeypatch.setenv("PATH", str(bin_dir))
     return bin_dir
+
+
+def record_joins(monkeypatch: pytest.MonkeyPatch, root: Path, *modules: ModuleType) -> set[str]:
+    """The names joined to `root` through `os.path.join` in each of `modules` from now on:
+    what they look at in the folder (the set fills as they run)."""
+    touched: set[str] = set()
+    original_join = os.path.join
+
+    def recording_join(base: str, *parts: str) -> str:
+        if base == str(root) and parts:
+            touched.add("/".join(parts))
+        return original_join(base, *parts)
+
+    for module in modules:
+        monkeypatch.setattr(module.os.path, "join", recording_join)
+    return touched

@@ -1,4 +1,5 @@
-"""A plan for a given command, and its run through the real runner."""
+"""A plan for a given command, its run through the real runner, and the order in which the
+detector's rules are tried (as `explain` lists them)."""
 
 from __future__ import annotations
 
@@ -29,3 +30,21 @@ async def run(folder: Path | str, command: str, **kw: object) -> RunResult:
     kw.setdefault("timeout_ms", 10_000)
     kw.setdefault("tail_lines", 40)
     return await run_plan(plan_for(folder, command), **kw)  # type: ignore[arg-type]
+
+
+ORDER = [  # the detector's rules, in the order they are tried
+    "settings",
+    "project-file",
+    "script",
+    "pytest",
+    "tox",
+    "npm",
+    "cargo",
+    "make",
+    "go",
+    "deno",
+    "mix",
+    "rake",
+    "zig",
+    "just",
+]

@@ -17,6 +17,7 @@ from lsp_verify.cli import main as cli_main
 from lsp_verify.cli.explain import explain_main
 from lsp_verify.planning.plan import Plan, Rule, make_plan, plan_to_json
 from tests.support.properties import examples
+from tests.support.runs import ORDER
 
 SPEC_KEYS = {
     "folder",
@@ -81,22 +82,7 @@ def test_explain_prints_the_plan(tmp_path: Path) -> None:
     assert document["steps"] == ["lint", "vitest run"]
     rules = document["rules"]
     assert isinstance(rules, list)
-    assert [r["runner"] for r in rules] == [
-        "settings",
-        "project-file",
-        "script",
-        "pytest",
-        "tox",
-        "npm",
-        "cargo",
-        "make",
-        "go",
-        "deno",
-        "mix",
-        "rake",
-        "zig",
-        "just",
-    ]
+    assert [r["runner"] for r in rules] == ORDER
     assert all(set(r) == {"runner", "matched", "why"} and r["why"] for r in rules)
     assert [r["runner"] for r in rules if r["matched"]] == ["npm"]
     assert document["messages"] == []

@@ -14,24 +14,9 @@ from lsp_verify.config.project_file import load_project_file
 from lsp_verify.config.settings import parse_settings
 from lsp_verify.planning.plan import Plan, Rule, make_plan
 from tests.support import files
-from tests.support.files import write
+from tests.support.files import record_joins, write
+from tests.support.runs import ORDER
 
-ORDER = [
-    "settings",
-    "project-file",
-    "script",
-    "pytest",
-    "tox",
-    "npm",
-    "cargo",
-    "make",
-    "go",
-    "deno",
-    "mix",
-    "rake",
-    "zig",
-    "just",
-]
 PYTEST_TABLE = '[tool.pytest.ini_options]\naddopts = "-ra"\n'
 NPM_TEST = '{"scripts": {"test": "vitest run"}}'
 NPM_PLACEHOLDER = '{"scripts": {"test": "echo \\"Error: no test specified\\" && exit 1"}}'
@@ -738,16 +723,7 @@ def test_planning_looks_only_at_the_declared_inputs(
     (tmp_path / "Cargo.toml").write_text("")
     (tmp_path / "Makefile").write_text("test:\n\ttrue\n")
     (tmp_path / ".lsp-verify.toml").write_text("autoDetect = true\n")
-    touched: set[str] = set()
-    original_join = os.path.join
-
-    def recording_join(base: str, *parts: str) -> str:
-        if base == str(tmp_path) and parts:
-            touched.add("/".join(parts))
-        return original_join(base, *parts)
-
-    monkeypatch.setattr(plan_module.os.path, "join", recording_join)
-    monkeypatch.setattr(settings_module.os.path, "join", recording_join)
+    touched = record_joins(monkeypatch, tmp_path, plan_module, settings_module)
     plan_module.make_plan(str(tmp_path))
     assert touched, "the recorder saw nothing: the test would pass vacuously"
     assert touched <= set(plan_module.PLAN_INPUTS), touched - set(plan_module.PLAN_INPUTS)

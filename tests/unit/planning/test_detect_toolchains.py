@@ -13,7 +13,7 @@ import pytest
 
 from lsp_verify.planning.plan import PLAN_INPUTS, Plan, Rule, make_plan
 from tests.support import files
-from tests.support.files import write
+from tests.support.files import record_joins, write
 from tests.unit.planning.test_detect import check_invariants
 
 MAKE_TEST = "test:\n\t@echo ok\n"
@@ -450,15 +450,7 @@ def test_planning_looks_only_at_the_declared_inputs(
         write(tmp_path, manifests)
     (tmp_path / "Gemfile.lock").write_text("")
     (tmp_path / "Rakefile").write_text("task :test\n")
-    touched: set[str] = set()
-    original_join = os.path.join
-
-    def recording_join(base: str, *parts: str) -> str:
-        if base == str(tmp_path) and parts:
-            touched.add("/".join(parts))
-        return original_join(base, *parts)
-
-    monkeypatch.setattr(plan_module.os.path, "join", recording_join)
+    touched = record_joins(monkeypatch, tmp_path, plan_module)
     plan_module.make_plan(str(tmp_path))
     assert {"go.mod", "build.zig", "justfile", "Gemfile.lock"} <= touched
     assert touched <= set(PLAN_INPUTS), touched - set(PLAN_INPUTS)
